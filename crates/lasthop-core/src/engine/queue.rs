@@ -1,0 +1,275 @@
+//! An indexed binary min-heap keyed by `(SimTime, seq)`.
+
+use crate::time::SimTime;
+
+/// Handle of a scheduled event. Stale handles (fired or cancelled) are detected by generation.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct TimerId {
+    slot: u32,
+    gen: u32,
+}
+
+#[derive(Debug)]
+struct Slot<E> {
+    gen: u32,
+    /// Index into `heap` while scheduled; `u32::MAX` when free.
+    pos: u32,
+    time: SimTime,
+    seq: u64,
+    event: Option<E>,
+}
+
+/// Event queue with O(log n) schedule, pop and cancel.
+#[derive(Debug)]
+pub struct EventQueue<E> {
+    slots: Vec<Slot<E>>,
+    free: Vec<u32>,
+    /// Heap of slot indices.
+    heap: Vec<u32>,
+    next_seq: u64,
+    now: SimTime,
+    popped: u64,
+}
+
+const FREE: u32 = u32::MAX;
+
+impl<E> Default for EventQueue<E> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<E> EventQueue<E> {
+    pub fn new() -> Self {
+        EventQueue { slots: Vec::new(), free: Vec::new(), heap: Vec::new(), next_seq: 0, now: SimTime::ZERO, popped: 0 }
+    }
+
+    /// The time of the last popped event (the simulation clock).
+    #[inline]
+    pub fn now(&self) -> SimTime {
+        self.now
+    }
+
+    /// Number of events popped so far.
+    pub fn events_processed(&self) -> u64 {
+        self.popped
+    }
+
+    /// Number of pending events.
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+
+    /// Schedules `event` at `time`. Scheduling in the past is a model bug.
+    pub fn schedule(&mut self, time: SimTime, event: E) -> TimerId {
+        assert!(time >= self.now, "event scheduled in the past: {time} < {}", self.now);
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let slot = match self.free.pop() {
+            Some(s) => {
+                let sl = &mut self.slots[s as usize];
+                sl.time = time;
+                sl.seq = seq;
+                sl.event = Some(event);
+                s
+            }
+            None => {
+                let s = u32::try_from(self.slots.len()).expect("too many pending timers");
+                self.slots.push(Slot { gen: 0, pos: FREE, time, seq, event: Some(event) });
+                s
+            }
+        };
+        let pos = self.heap.len() as u32;
+        self.heap.push(slot);
+        self.slots[slot as usize].pos = pos;
+        self.sift_up(pos as usize);
+        TimerId { slot, gen: self.slots[slot as usize].gen }
+    }
+
+    /// Whether `id` is still pending.
+    pub fn is_pending(&self, id: TimerId) -> bool {
+        self.slots.get(id.slot as usize).is_some_and(|s| s.gen == id.gen && s.pos != FREE)
+    }
+
+    /// The time `id` will fire, if still pending.
+    pub fn deadline(&self, id: TimerId) -> Option<SimTime> {
+        self.is_pending(id).then(|| self.slots[id.slot as usize].time)
+    }
+
+    /// Cancels a pending event and returns it; `None` if it already fired or was cancelled.
+    pub fn cancel(&mut self, id: TimerId) -> Option<E> {
+        if !self.is_pending(id) {
+            return None;
+        }
+        let pos = self.slots[id.slot as usize].pos as usize;
+        self.remove_at(pos);
+        Some(self.release(id.slot))
+    }
+
+    /// Time of the earliest pending event.
+    pub fn peek_time(&self) -> Option<SimTime> {
+        self.heap.first().map(|&s| self.slots[s as usize].time)
+    }
+
+    /// Removes the earliest event and advances the clock to its time.
+    pub fn pop(&mut self) -> Option<(SimTime, E)> {
+        if self.heap.is_empty() {
+            return None;
+        }
+        let slot = self.heap[0];
+        self.remove_at(0);
+        let time = self.slots[slot as usize].time;
+        self.now = time;
+        self.popped += 1;
+        Some((time, self.release(slot)))
+    }
+
+    fn release(&mut self, slot: u32) -> E {
+        let s = &mut self.slots[slot as usize];
+        s.pos = FREE;
+        s.gen = s.gen.wrapping_add(1);
+        self.free.push(slot);
+        s.event.take().expect("scheduled slot holds an event")
+    }
+
+    #[inline]
+    fn key(&self, heap_idx: usize) -> (SimTime, u64) {
+        let s = &self.slots[self.heap[heap_idx] as usize];
+        (s.time, s.seq)
+    }
+
+    fn remove_at(&mut self, pos: usize) {
+        let last = self.heap.len() - 1;
+        self.heap.swap(pos, last);
+        self.heap.pop();
+        if pos < self.heap.len() {
+            self.slots[self.heap[pos] as usize].pos = pos as u32;
+            self.sift_down(pos);
+            self.sift_up(pos);
+        }
+    }
+
+    fn sift_up(&mut self, mut i: usize) {
+        while i > 0 {
+            let parent = (i - 1) / 2;
+            if self.key(i) >= self.key(parent) {
+                break;
+            }
+            self.swap(i, parent);
+            i = parent;
+        }
+    }
+
+    fn sift_down(&mut self, mut i: usize) {
+        let n = self.heap.len();
+        loop {
+            let l = 2 * i + 1;
+            if l >= n {
+                break;
+            }
+            let r = l + 1;
+            let c = if r < n && self.key(r) < self.key(l) { r } else { l };
+            if self.key(c) >= self.key(i) {
+                break;
+            }
+            self.swap(i, c);
+            i = c;
+        }
+    }
+
+    #[inline]
+    fn swap(&mut self, a: usize, b: usize) {
+        self.heap.swap(a, b);
+        self.slots[self.heap[a] as usize].pos = a as u32;
+        self.slots[self.heap[b] as usize].pos = b as u32;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn same_time_events_are_fifo() {
+        let mut q = EventQueue::new();
+        for i in 0..100 {
+            q.schedule(SimTime::from_us(5), i);
+        }
+        q.schedule(SimTime::from_us(1), -1);
+        assert_eq!(q.pop(), Some((SimTime::from_us(1), -1)));
+        for i in 0..100 {
+            assert_eq!(q.pop(), Some((SimTime::from_us(5), i)));
+        }
+        assert!(q.pop().is_none());
+    }
+
+    #[test]
+    fn cancel_removes_without_ghosts() {
+        let mut q = EventQueue::new();
+        let a = q.schedule(SimTime::from_us(10), 'a');
+        let b = q.schedule(SimTime::from_us(20), 'b');
+        assert_eq!(q.cancel(a), Some('a'));
+        assert_eq!(q.cancel(a), None, "double cancel is a no-op");
+        assert_eq!(q.len(), 1);
+        assert_eq!(q.pop(), Some((SimTime::from_us(20), 'b')));
+        assert_eq!(q.cancel(b), None, "fired timers cannot be cancelled");
+        // A reused slot does not make an old handle valid again.
+        let c = q.schedule(SimTime::from_us(30), 'c');
+        assert!(!q.is_pending(a));
+        assert!(q.is_pending(c));
+    }
+
+    #[test]
+    fn heap_does_not_grow_under_reschedule_churn() {
+        let mut q = EventQueue::new();
+        let mut id = q.schedule(SimTime::from_us(1), 0u64);
+        for i in 0..100_000u64 {
+            q.cancel(id);
+            id = q.schedule(SimTime::from_us(2 + i), i);
+        }
+        assert_eq!(q.len(), 1);
+        assert!(q.slots.len() <= 2);
+    }
+
+    #[test]
+    #[should_panic(expected = "in the past")]
+    fn scheduling_in_the_past_panics() {
+        let mut q = EventQueue::new();
+        q.schedule(SimTime::from_us(10), ());
+        q.pop();
+        q.schedule(SimTime::from_us(5), ());
+    }
+
+    proptest! {
+        /// Whatever the mix of schedules and cancels, pops come out in (time, seq) order and exactly the
+        /// uncancelled events come out.
+        #[test]
+        fn pops_in_total_order(ops in proptest::collection::vec((0u64..50, any::<bool>()), 1..300)) {
+            let mut q = EventQueue::new();
+            let mut ids = Vec::new();
+            let mut expected = Vec::new();
+            for (seq, (t, cancel_prev)) in ops.iter().enumerate() {
+                let id = q.schedule(SimTime::from_ns(*t), seq);
+                ids.push(id);
+                expected.push((*t, seq));
+                if *cancel_prev && seq > 0 {
+                    let victim = seq / 2;
+                    if q.cancel(ids[victim]).is_some() {
+                        expected.retain(|&(_, s)| s != victim);
+                    }
+                }
+            }
+            expected.sort();
+            let mut got = Vec::new();
+            while let Some((t, s)) = q.pop() {
+                got.push((t.as_ns(), s));
+            }
+            prop_assert_eq!(got, expected);
+        }
+    }
+}

@@ -1,0 +1,39 @@
+//! # lasthop-core
+//!
+//! A deterministic discrete-event model of the Wi-Fi last hop for real-time traffic.
+//!
+//! ```text
+//!  app (CBR, ping, RTC video, TCP)          ── app/
+//!    │  transport (UDP, TCP, RTP/TWCC)       ── transport/ (later)
+//!    ▼
+//!  server ──wired link (queue, rate, delay)── AP                                     ── link/
+//!                                              │ qdisc → mac80211 txq (FQ-CoDel, AFS) ── queue/ (later)
+//!                                              │ driver → hardware queue              ── mac/
+//!                                              ▼ EDCA contention, A-MPDU, BlockAck    ── mac/
+//!                                            channel (airtime, SNR, errors)           ── phy/
+//!                                              ▼
+//!                                            station → sink                           ── stats/
+//! ```
+//!
+//! Design rules (see `STYLE.md` in the project root):
+//! * time is integer nanoseconds ([`time::SimTime`]); there is no wall clock and no OS entropy;
+//! * every component draws from its own RNG derived from `(master seed, stable path)` ([`rng`]);
+//! * the event queue is totally ordered by `(time, sequence)` and timers cancel in O(log n) ([`engine`]);
+//! * algorithms are state machines that take `now` as an argument and can be tested without the engine.
+#![deny(unsafe_code)]
+
+pub mod engine;
+pub mod phy;
+pub mod rng;
+pub mod time;
+pub mod units;
+
+pub use time::{SimDuration, SimTime};
+pub use units::{BitRate, Bytes};
+pub mod app;
+pub mod link;
+pub mod packet;
+pub mod queue;
+pub mod scenario;
+pub mod sim;
+pub mod stats;

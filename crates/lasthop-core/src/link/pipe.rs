@@ -1,0 +1,66 @@
+//! A unidirectional wired pipe: queue → serializer (rate) → propagation delay.
+//!
+//! The pipe is a state machine driven by the world: `offer` a packet; when the serializer is idle the
+//! world calls `start_next` and schedules the end of serialization; on that event it calls `finish` and
+//! schedules the arrival `delay` later.
+
+use crate::packet::{NodeId, Packet};
+use crate::queue::{AnyQueue, Dropped};
+use crate::stats::Stage;
+use crate::time::{SimDuration, SimTime};
+use crate::units::BitRate;
+
+/// Where a pipe delivers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PipeTarget {
+    /// Always this node.
+    Node(NodeId),
+    /// The packet's destination (a shared last-hop pipe from an AP to its stations).
+    Destination,
+}
+
+#[derive(Debug)]
+pub struct Pipe {
+    pub name: String,
+    pub queue: AnyQueue,
+    pub rate: BitRate,
+    pub delay: SimDuration,
+    pub target: PipeTarget,
+    /// Stages stamped on enqueue and at the start of serialization.
+    pub stage_enq: Stage,
+    pub stage_tx: Stage,
+    /// Stamp air start/end as well (the pipe stands in for the air).
+    pub is_last_hop: bool,
+    /// The packet being serialized.
+    pub in_service: Option<Packet>,
+    pub busy_ns: u64,
+}
+
+impl Pipe {
+    pub fn new(name: String, queue: AnyQueue, rate: BitRate, delay: SimDuration, target: PipeTarget, last_hop: bool) -> Self {
+        let (stage_enq, stage_tx) = if last_hop { (Stage::QdiscEnq, Stage::QdiscDeq) } else { (Stage::WiredEnq, Stage::WiredTx) };
+        Pipe { name, queue, rate, delay, target, stage_enq, stage_tx, is_last_hop: last_hop, in_service: None, busy_ns: 0 }
+    }
+
+    /// Queues a packet; `Err` if the queue refused it.
+    pub fn offer(&mut self, now: SimTime, p: Packet) -> Result<(), Dropped> {
+        self.queue.enqueue(now, p)
+    }
+
+    /// If idle, takes the next packet into service and returns it with its serialization end time.
+    pub fn start_next(&mut self, now: SimTime, drops: &mut Vec<Dropped>) -> Option<(Packet, SimTime)> {
+        if self.in_service.is_some() {
+            return None;
+        }
+        let p = self.queue.dequeue(now, drops)?;
+        let tx = self.rate.tx_time(p.size as u64);
+        self.busy_ns += tx.as_ns();
+        self.in_service = Some(p);
+        Some((p, now + tx))
+    }
+
+    /// Ends the current serialization and returns the packet.
+    pub fn finish(&mut self) -> Packet {
+        self.in_service.take().expect("finish called on an idle pipe")
+    }
+}

@@ -1,0 +1,171 @@
+//! Value and cross-reference checks that the type system cannot express. Collects every issue.
+
+use super::error::{Loc, ScenarioError, ScenarioIssue};
+use super::types::*;
+use serde_json::json;
+use std::collections::BTreeMap;
+
+/// Collected issues, each with a location.
+#[derive(Default)]
+pub(crate) struct Issues(pub(crate) Vec<ScenarioIssue>);
+
+impl Issues {
+    pub(crate) fn push(&mut self, loc: Loc, msg: impl Into<String>, input: serde_json::Value) {
+        self.0.push(ScenarioIssue { kind: "value_error".into(), loc, msg: msg.into(), input: Some(input) });
+    }
+    pub(crate) fn positive(&mut self, loc: Loc, v: f64) {
+        if !(v.is_finite() && v > 0.0) {
+            self.push(loc, format!("must be a positive number, got {v}"), json!(v));
+        }
+    }
+    pub(crate) fn non_negative(&mut self, loc: Loc, v: f64) {
+        if !(v.is_finite() && v >= 0.0) {
+            self.push(loc, format!("must be zero or positive, got {v}"), json!(v));
+        }
+    }
+}
+
+/// Checks values and references; returns every problem found.
+pub fn validate(sc: &Scenario) -> Result<(), ScenarioError> {
+    let mut is = Issues::default();
+    let root = Loc::root();
+    is.positive(root.key("duration_s"), sc.duration_s);
+    is.non_negative(root.key("warmup_s"), sc.warmup_s);
+    if sc.warmup_s.is_finite() && sc.duration_s.is_finite() && sc.warmup_s >= sc.duration_s && sc.duration_s > 0.0 {
+        is.push(root.key("warmup_s"), format!("must be shorter than duration_s ({})", sc.duration_s), json!(sc.warmup_s));
+    }
+    let names = check_nodes(sc, &mut is);
+    for (i, l) in sc.links.iter().enumerate() {
+        check_link(l, &root.key("links").index(i), &names, &mut is);
+    }
+    for (i, f) in sc.flows.iter().enumerate() {
+        check_flow(sc, f, &root.key("flows").index(i), &names, &mut is);
+    }
+    if is.0.is_empty() {
+        Ok(())
+    } else {
+        Err(ScenarioError { issues: is.0 })
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum NodeKind {
+    Server,
+    Ap,
+    Station,
+}
+
+fn check_nodes(sc: &Scenario, is: &mut Issues) -> BTreeMap<String, NodeKind> {
+    let mut names = BTreeMap::new();
+    let root = Loc::root();
+    let mut add = |is: &mut Issues, loc: Loc, name: &str, kind| {
+        if name.is_empty() {
+            is.push(loc, "must not be empty", json!(name));
+        } else if names.insert(name.to_string(), kind).is_some() {
+            is.push(loc, format!("duplicate node name '{name}'"), json!(name));
+        }
+    };
+    for (i, s) in sc.servers.iter().enumerate() {
+        add(is, root.key("servers").index(i).key("name"), &s.name, NodeKind::Server);
+    }
+    if sc.aps.is_empty() {
+        is.push(root.key("aps"), "at least one access point is required", json!([]));
+    }
+    for (i, a) in sc.aps.iter().enumerate() {
+        let loc = root.key("aps").index(i);
+        add(is, loc.key("name"), &a.name, NodeKind::Ap);
+        check_last_hop(&a.last_hop, &loc.key("last_hop"), is);
+    }
+    for (i, s) in sc.stations.iter().enumerate() {
+        let loc = root.key("stations").index(i);
+        add(is, loc.key("name"), &s.name, NodeKind::Station);
+        match &s.ap {
+            Some(ap) if !sc.aps.iter().any(|a| &a.name == ap) => {
+                is.push(loc.key("ap"), format!("no access point named '{ap}'"), json!(ap));
+            }
+            None if sc.aps.len() > 1 => {
+                is.push(loc.key("ap"), "required when the scenario has more than one access point", json!(null));
+            }
+            _ => {}
+        }
+    }
+    names
+}
+
+fn check_last_hop(lh: &LastHop, loc: &Loc, is: &mut Issues) {
+    match lh {
+        LastHop::Wired { rate_mbps, uplink_rate_mbps, delay_ms, queue } => {
+            is.positive(loc.key("rate_mbps"), *rate_mbps);
+            if let Some(u) = uplink_rate_mbps {
+                is.positive(loc.key("uplink_rate_mbps"), *u);
+            }
+            is.non_negative(loc.key("delay_ms"), *delay_ms);
+            check_queue(queue, &loc.key("queue"), is);
+        }
+    }
+}
+
+pub(crate) fn check_queue(q: &QueueConfig, loc: &Loc, is: &mut Issues) {
+    match q {
+        QueueConfig::Fifo { packets, bytes } => {
+            if *packets == Some(0) {
+                is.push(loc.key("packets"), "must be at least 1", json!(0));
+            }
+            if *bytes == Some(0) {
+                is.push(loc.key("bytes"), "must be at least 1", json!(0));
+            }
+            if packets.is_none() && bytes.is_none() {
+                is.push(loc.clone(), "a fifo needs a bound: set `packets` and/or `bytes`", json!(null));
+            }
+        }
+    }
+}
+
+fn check_link(l: &WiredLink, loc: &Loc, names: &BTreeMap<String, NodeKind>, is: &mut Issues) {
+    for (key, end) in [("a", &l.a), ("b", &l.b)] {
+        match names.get(end) {
+            None => is.push(loc.key(key), format!("no server or access point named '{end}'"), json!(end)),
+            Some(NodeKind::Station) => {
+                is.push(loc.key(key), format!("'{end}' is a station; stations reach the network through their AP"), json!(end))
+            }
+            Some(_) => {}
+        }
+    }
+    if l.a == l.b {
+        is.push(loc.key("b"), "a link must join two different nodes", json!(l.b));
+    }
+    is.positive(loc.key("rate_mbps"), l.rate_mbps);
+    is.non_negative(loc.key("delay_ms"), l.delay_ms);
+    check_queue(&l.queue, &loc.key("queue"), is);
+}
+
+fn check_flow(sc: &Scenario, f: &Flow, loc: &Loc, names: &BTreeMap<String, NodeKind>, is: &mut Issues) {
+    let c = f.common();
+    for (key, end) in [("from", c.from), ("to", c.to)] {
+        if !names.contains_key(end) {
+            is.push(loc.key(key), format!("no node named '{end}'"), json!(end));
+        }
+    }
+    if c.from == c.to {
+        is.push(loc.key("to"), "a flow needs two different endpoints", json!(c.to));
+    } else if names.contains_key(c.from) && names.contains_key(c.to) && !crate::sim::topology::reachable(sc, c.from, c.to) {
+        is.push(loc.key("to"), format!("'{}' cannot be reached from '{}': add a link", c.to, c.from), json!(c.to));
+    }
+    is.non_negative(loc.key("start_s"), c.start_s);
+    if let Some(stop) = c.stop_s {
+        if !(stop.is_finite() && stop > c.start_s) {
+            is.push(loc.key("stop_s"), format!("must be after start_s ({})", c.start_s), json!(stop));
+        }
+    }
+    if c.dscp > 63 {
+        is.push(loc.key("dscp"), "must be in 0..=63", json!(c.dscp));
+    }
+    match f {
+        Flow::UdpCbr(UdpCbr { rate_mbps, packet_bytes, .. }) | Flow::UdpPoisson(UdpPoisson { rate_mbps, packet_bytes, .. }) => {
+            is.positive(loc.key("rate_mbps"), *rate_mbps);
+            if !(28..=65535).contains(packet_bytes) {
+                is.push(loc.key("packet_bytes"), "must be in 28..=65535 (IP packet size)", json!(packet_bytes));
+            }
+        }
+    }
+}

@@ -1,0 +1,219 @@
+//! The event loop and packet forwarding.
+
+use super::build::Built;
+use crate::app::UdpSource;
+use crate::engine::EventQueue;
+use crate::link::{Pipe, PipeTarget};
+use crate::packet::{NodeId, Packet};
+use crate::queue::Dropped;
+use crate::rng::Rng;
+use crate::scenario::Scenario;
+use crate::stats::{DropReason, FlowSummary, FlowTracker, PacketLog, Stage};
+use crate::time::SimTime;
+
+/// Events of the world. Each names the component it is for by index.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Event {
+    /// Flow `flow` sends its next packet.
+    Send { flow: u32 },
+    /// Pipe `pipe` finished serializing its packet.
+    PipeTxEnd { pipe: u32 },
+    /// A packet reached the far end of pipe `pipe`.
+    PipeArrive { pipe: u32, pkt: Packet },
+}
+
+impl Event {
+    fn tag(&self) -> u64 {
+        match self {
+            Event::Send { flow } => 1 | (*flow as u64) << 8,
+            Event::PipeTxEnd { pipe } => 2 | (*pipe as u64) << 8,
+            Event::PipeArrive { pipe, pkt } => 3 | (*pipe as u64) << 8 | pkt.id << 24,
+        }
+    }
+}
+
+/// A running flow source.
+pub(crate) struct FlowSource {
+    pub src: NodeId,
+    pub dst: NodeId,
+    pub dscp: u8,
+    pub udp: UdpSource,
+    pub rng: Rng,
+    pub seq: u64,
+}
+
+pub(crate) struct World {
+    pub q: EventQueue<Event>,
+    pub end: SimTime,
+    pub pipes: Vec<Pipe>,
+    /// `route[node][dst]` = pipe to take.
+    pub route: Vec<Vec<Option<u32>>>,
+    pub sources: Vec<FlowSource>,
+    pub trackers: Vec<FlowTracker>,
+    pub log: PacketLog,
+    pub next_packet_id: u64,
+    pub drops: Vec<Dropped>,
+    pub digest: u64,
+}
+
+/// Called periodically with the simulated time; return `false` to stop the run.
+pub type Progress<'a> = &'a mut dyn FnMut(SimTime) -> bool;
+
+/// Why a run did not complete.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum RunError {
+    #[error("run interrupted at simulated time {0}")]
+    Interrupted(SimTime),
+}
+
+/// Everything a finished run produced.
+#[derive(Debug)]
+pub struct RunOutput {
+    pub packets: PacketLog,
+    pub flows: Vec<FlowSummary>,
+    /// Per-component counters (queues, links), JSON for `summary.json`.
+    pub components: serde_json::Value,
+    pub events: u64,
+    /// A digest of the (time, event) sequence: equal digests mean identical event traces.
+    pub event_digest: u64,
+    pub sim_end: SimTime,
+}
+
+/// Runs `scenario` (already validated) with `seed`.
+pub fn run(scenario: &Scenario, seed: u64, progress: Progress<'_>) -> Result<RunOutput, RunError> {
+    let mut w = Built::world(scenario, seed);
+    w.start();
+    let mut n: u64 = 0;
+    while let Some(t) = w.q.peek_time() {
+        if t > w.end {
+            break;
+        }
+        let (now, ev) = w.q.pop().expect("peeked");
+        w.digest = (w.digest ^ now.as_ns().wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ ev.tag()).wrapping_mul(0x0000_0100_0000_01b3);
+        w.handle(now, ev);
+        n += 1;
+        if n & 0xffff == 0 && !progress(now) {
+            return Err(RunError::Interrupted(now));
+        }
+    }
+    progress(w.end);
+    Ok(w.finish())
+}
+
+impl World {
+    fn start(&mut self) {
+        for i in 0..self.sources.len() {
+            let s = &mut self.sources[i];
+            if let Some(t) = s.udp.first(&mut s.rng) {
+                self.q.schedule(t, Event::Send { flow: i as u32 });
+            }
+        }
+    }
+
+    fn handle(&mut self, now: SimTime, ev: Event) {
+        match ev {
+            Event::Send { flow } => self.on_send(now, flow),
+            Event::PipeTxEnd { pipe } => self.on_pipe_tx_end(now, pipe),
+            Event::PipeArrive { pipe, pkt } => {
+                let at = match self.pipes[pipe as usize].target {
+                    PipeTarget::Node(n) => n,
+                    PipeTarget::Destination => pkt.dst,
+                };
+                self.arrive(now, at, pkt);
+            }
+        }
+    }
+
+    fn on_send(&mut self, now: SimTime, flow: u32) {
+        let s = &mut self.sources[flow as usize];
+        let pkt = Packet {
+            id: self.next_packet_id,
+            flow,
+            seq: s.seq,
+            size: s.udp.packet_bytes,
+            src: s.src,
+            dst: s.dst,
+            dscp: s.dscp,
+            sent: now,
+            enqueued: now,
+        };
+        s.seq += 1;
+        self.next_packet_id += 1;
+        if let Some(t) = s.udp.advance(&mut s.rng) {
+            self.q.schedule(t, Event::Send { flow });
+        }
+        self.log.open(&pkt);
+        self.trackers[flow as usize].on_sent(&pkt);
+        self.arrive(now, pkt.src, pkt);
+    }
+
+    /// A packet is at node `at`: deliver it or forward it along its route.
+    fn arrive(&mut self, now: SimTime, at: NodeId, pkt: Packet) {
+        if at == pkt.dst {
+            self.log.stamp(pkt.id, Stage::Delivered, now);
+            self.trackers[pkt.flow as usize].on_delivered(&pkt, now);
+            return;
+        }
+        let pipe = self.route[at as usize][pkt.dst as usize].expect("validated scenarios are routable");
+        let p = &mut self.pipes[pipe as usize];
+        self.log.stamp(pkt.id, p.stage_enq, now);
+        match p.offer(now, pkt) {
+            Ok(()) => self.kick_pipe(now, pipe),
+            Err(d) => self.dropped(d),
+        }
+    }
+
+    fn kick_pipe(&mut self, now: SimTime, pipe: u32) {
+        let p = &mut self.pipes[pipe as usize];
+        if let Some((pkt, end)) = p.start_next(now, &mut self.drops) {
+            self.log.stamp(pkt.id, p.stage_tx, now);
+            if p.is_last_hop {
+                self.log.stamp_first(pkt.id, Stage::AirStart, now);
+            }
+            self.q.schedule(end, Event::PipeTxEnd { pipe });
+        }
+        while let Some(d) = self.drops.pop() {
+            self.dropped(d);
+        }
+    }
+
+    fn on_pipe_tx_end(&mut self, now: SimTime, pipe: u32) {
+        let p = &mut self.pipes[pipe as usize];
+        let pkt = p.finish();
+        if p.is_last_hop {
+            self.log.stamp(pkt.id, Stage::AirEnd, now);
+        }
+        let at = now + p.delay;
+        self.q.schedule(at, Event::PipeArrive { pipe, pkt });
+        self.kick_pipe(now, pipe);
+    }
+
+    fn dropped(&mut self, (pkt, reason): Dropped) {
+        debug_assert_ne!(reason, DropReason::None);
+        self.log.drop(pkt.id, reason);
+        self.trackers[pkt.flow as usize].on_dropped(&pkt);
+    }
+
+    fn finish(mut self) -> RunOutput {
+        let flows = self.trackers.iter_mut().map(|t| t.summarize()).collect();
+        let links: Vec<serde_json::Value> = self
+            .pipes
+            .iter()
+            .map(|p| {
+                serde_json::json!({
+                    "link": p.name,
+                    "queue": p.queue.stats(),
+                    "utilization": p.busy_ns as f64 / self.end.as_ns().max(1) as f64,
+                })
+            })
+            .collect();
+        RunOutput {
+            packets: self.log,
+            flows,
+            components: serde_json::json!({ "links": links }),
+            events: self.q.events_processed(),
+            event_digest: self.digest,
+            sim_end: self.end,
+        }
+    }
+}

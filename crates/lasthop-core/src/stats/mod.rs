@@ -1,0 +1,7 @@
+//! What a run records: a columnar per-packet log with a timestamp per layer, and per-flow summaries.
+
+mod flows;
+mod log;
+
+pub use flows::{percentile, FlowSummary, FlowTracker};
+pub use log::{DropReason, PacketLog, Stage, NO_TIME};

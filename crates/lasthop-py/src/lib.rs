@@ -1,0 +1,146 @@
+//! `lasthop._lasthop`: the thin native module behind the `lasthop` Python package.
+//!
+//! It only converts: JSON scenario text in, plain Python objects and little-endian column buffers out.
+//! The engine runs with the GIL released; progress and cancellation go through a [`Progress`] object
+//! whose fields are atomics, so a Python thread can watch a run without touching engine state.
+
+use lasthop_core::scenario::{json_schema, Scenario, ScenarioError};
+use lasthop_core::sim::{self, RunError};
+use lasthop_core::stats::{DropReason, Stage};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// Shared progress state of one run: simulated time reached, and a cancel flag.
+#[pyclass(frozen)]
+#[derive(Default)]
+struct Progress {
+    inner: Arc<(AtomicU64, AtomicBool)>,
+}
+
+#[pymethods]
+impl Progress {
+    #[new]
+    fn new() -> Self {
+        Progress::default()
+    }
+    /// Simulated time reached so far, in nanoseconds.
+    #[getter]
+    fn sim_time_ns(&self) -> u64 {
+        self.inner.0.load(Ordering::Relaxed)
+    }
+    /// Asks the run to stop at its next progress check.
+    fn cancel(&self) {
+        self.inner.1.store(true, Ordering::Relaxed);
+    }
+}
+
+fn issues_to_py<'py>(py: Python<'py>, e: &ScenarioError) -> PyResult<Bound<'py, PyList>> {
+    let v = serde_json::to_value(&e.issues).expect("issues serialize");
+    let json = py.import("json")?;
+    json.call_method1("loads", (v.to_string(),))?.cast_into::<PyList>().map_err(Into::into)
+}
+
+/// Validates a scenario. Returns `(resolved_json, [])` or `(None, [issue, ...])`.
+#[pyfunction]
+fn check<'py>(py: Python<'py>, scenario_json: &str, base_dir: &str) -> PyResult<(Option<String>, Bound<'py, PyList>)> {
+    match Scenario::from_json_str(scenario_json, Path::new(base_dir)) {
+        Ok(sc) => Ok((Some(sc.to_json().to_string()), PyList::empty(py))),
+        Err(e) => Ok((None, issues_to_py(py, &e)?)),
+    }
+}
+
+/// The JSON Schema of scenario files, as JSON text.
+#[pyfunction]
+fn schema() -> String {
+    serde_json::to_string_pretty(&json_schema()).expect("schema serializes")
+}
+
+/// The git revision this module was built from.
+#[pyfunction]
+fn git_revision() -> &'static str {
+    env!("LASTHOP_GIT_REV")
+}
+
+fn u64_bytes(v: &[u64]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+fn u32_bytes(v: &[u32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// Runs a scenario. Returns a dict with `packets` (column name → (numpy dtype, bytes)), `flows`
+/// (list of dicts), `components`, `events`, `event_digest`, `seed` and `resolved` (scenario JSON).
+#[pyfunction]
+#[pyo3(signature = (scenario_json, base_dir, seed=None, progress=None))]
+fn run<'py>(
+    py: Python<'py>,
+    scenario_json: &str,
+    base_dir: &str,
+    seed: Option<u64>,
+    progress: Option<&Bound<'py, Progress>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let sc = Scenario::from_json_str(scenario_json, Path::new(base_dir)).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let seed = seed.unwrap_or(sc.seed);
+    let shared = progress.map(|p| p.get().inner.clone()).unwrap_or_default();
+    let out = py.detach(|| {
+        let mut cb = |t: lasthop_core::SimTime| {
+            shared.0.store(t.as_ns(), Ordering::Relaxed);
+            !shared.1.load(Ordering::Relaxed)
+        };
+        sim::run(&sc, seed, &mut cb)
+    });
+    let out = match out {
+        Ok(o) => o,
+        Err(RunError::Interrupted(t)) => return Err(PyKeyboardInterrupt::new_err(format!("run interrupted at {t}"))),
+    };
+    let d = PyDict::new(py);
+    let cols = PyDict::new(py);
+    let log = &out.packets;
+    cols.set_item("flow", ("<u4", PyBytes::new(py, &u32_bytes(&log.flow))))?;
+    cols.set_item("seq", ("<u8", PyBytes::new(py, &u64_bytes(&log.seq))))?;
+    cols.set_item("size_bytes", ("<u4", PyBytes::new(py, &u32_bytes(&log.size))))?;
+    for st in Stage::ALL {
+        cols.set_item(st.column(), ("<u8", PyBytes::new(py, &u64_bytes(&log.stages[*st as usize]))))?;
+    }
+    cols.set_item("drop_reason", ("|u1", PyBytes::new(py, &log.drop_reason)))?;
+    d.set_item("packets", cols)?;
+    let reasons: Vec<&str> = (0u8..=4).map(|r| drop_name(r)).collect();
+    d.set_item("drop_reasons", reasons)?;
+    let json = py.import("json")?;
+    let flows = serde_json::to_string(&out.flows).expect("flows serialize");
+    d.set_item("flows", json.call_method1("loads", (flows,))?)?;
+    d.set_item("components", json.call_method1("loads", (out.components.to_string(),))?)?;
+    d.set_item("events", out.events)?;
+    d.set_item("event_digest", format!("{:016x}", out.event_digest))?;
+    d.set_item("seed", seed)?;
+    d.set_item("sim_end_ns", out.sim_end.as_ns())?;
+    let mut resolved = sc.to_json();
+    resolved["seed"] = seed.into();
+    d.set_item("resolved", resolved.to_string())?;
+    Ok(d)
+}
+
+fn drop_name(r: u8) -> &'static str {
+    match r {
+        1 => DropReason::QueueFull.name(),
+        2 => DropReason::Aqm.name(),
+        3 => DropReason::RetryLimit.name(),
+        4 => DropReason::Deadline.name(),
+        _ => DropReason::None.name(),
+    }
+}
+
+#[pymodule]
+fn _lasthop(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_class::<Progress>()?;
+    m.add_function(wrap_pyfunction!(check, m)?)?;
+    m.add_function(wrap_pyfunction!(schema, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(git_revision, m)?)?;
+    Ok(())
+}
