@@ -13,6 +13,7 @@
 mod error;
 mod types;
 mod validate;
+mod validate_wifi;
 
 pub use error::{Loc, LocItem, ScenarioError, ScenarioIssue};
 pub use types::*;

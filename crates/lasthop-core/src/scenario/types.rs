@@ -80,6 +80,177 @@ pub enum LastHop {
         #[serde(default)]
         queue: QueueConfig,
     },
+    /// An 802.11 BSS: EDCA contention, A-MPDU/BlockAck, per-station channels. All Wi-Fi APs of a
+    /// scenario share one collision domain (co-channel BSSs hear each other).
+    Wifi(Box<WifiConfig>),
+}
+
+fn default_standard() -> crate::phy::mcs::PhyStandard {
+    crate::phy::mcs::PhyStandard::Ht
+}
+fn default_band() -> crate::phy::mcs::Band {
+    crate::phy::mcs::Band::Ghz5
+}
+fn default_width() -> crate::phy::mcs::ChannelWidth {
+    crate::phy::mcs::ChannelWidth::Mhz20
+}
+fn default_gi() -> crate::phy::mcs::GuardInterval {
+    crate::phy::mcs::GuardInterval::Ns800
+}
+fn default_basic_rates() -> Vec<u32> {
+    vec![6, 12, 24]
+}
+fn default_mac_queue() -> u32 {
+    1000
+}
+fn default_retry_limit() -> u32 {
+    7
+}
+fn default_lifetime_ms() -> f64 {
+    500.0
+}
+
+/// Which implementation's defaults fill the unset EDCA/TXOP values (`wifi-model.md` §1.2, §9).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum WifiProfile {
+    /// A Linux/hostapd AP: AP queues VO/VI AIFSN 1, BE CWmax 63, TXOP VI 3.008 ms / VO 1.504 ms (AP 3.0 /
+    /// 1.5 ms); stations use the parameters the AP advertises.
+    #[default]
+    Linux,
+    /// ns-3 3.44: the 802.11-2020 EDCA table for every node, TXOP VI 4.096 ms / VO 2.080 ms.
+    Ns3,
+}
+
+/// What a station that saw a collision (not its own) waits before resuming its countdown.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CollisionIfs {
+    /// AIFS, as ns-3 does for equal-power colliders (no preamble detected, energy-detect only).
+    #[default]
+    Difs,
+    /// EIFS, as when the garbled PPDU's preamble was detected.
+    Eifs,
+}
+
+/// Per-AC EDCA override; unset fields keep the profile's value.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EdcaOverride {
+    pub aifsn: Option<u8>,
+    pub cw_min: Option<u32>,
+    pub cw_max: Option<u32>,
+    pub txop_limit_us: Option<u32>,
+}
+
+/// EDCA overrides per access category.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EdcaOverrides {
+    #[serde(default)]
+    pub vo: EdcaOverride,
+    #[serde(default)]
+    pub vi: EdcaOverride,
+    #[serde(default)]
+    pub be: EdcaOverride,
+    #[serde(default)]
+    pub bk: EdcaOverride,
+}
+
+/// Rate selection for a transmitter.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum RateControlConfig {
+    /// Always the same MCS (for `standard = "ofdm"`, `mcs` indexes 6, 9, 12, 18, 24, 36, 48, 54 Mb/s as
+    /// 0..7; `rate_mbps` may be given instead). HT MCS ≥ 8 selects more spatial streams.
+    Fixed {
+        #[serde(default)]
+        mcs: Option<u8>,
+        #[serde(default)]
+        rate_mbps: Option<u32>,
+        #[serde(default)]
+        nss: Option<u8>,
+    },
+}
+
+impl Default for RateControlConfig {
+    fn default() -> Self {
+        RateControlConfig::Fixed { mcs: Some(7), rate_mbps: None, nss: None }
+    }
+}
+
+/// The 802.11 BSS of an AP (`last_hop = { type = "wifi", ... }`).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WifiConfig {
+    /// `ofdm` (802.11a/g), `ht` (802.11n), `vht` (802.11ac), `he` (802.11ax). Default `ht`.
+    #[serde(default = "default_standard")]
+    pub standard: crate::phy::mcs::PhyStandard,
+    /// `5ghz` (default) or `2.4ghz`.
+    #[serde(default = "default_band")]
+    pub band: crate::phy::mcs::Band,
+    /// Channel width; default 20.
+    #[serde(default = "default_width")]
+    pub width_mhz: crate::phy::mcs::ChannelWidth,
+    /// Guard interval; default 800.
+    #[serde(default = "default_gi")]
+    pub gi_ns: crate::phy::mcs::GuardInterval,
+    /// Defaults for EDCA/TXOP values.
+    #[serde(default)]
+    pub profile: WifiProfile,
+    /// QoS (EDCA with four ACs); default true except for `ofdm`, which uses the legacy DCF.
+    #[serde(default)]
+    pub qos: Option<bool>,
+    /// A-MPDU aggregation with BlockAck; default true for HT and later.
+    #[serde(default)]
+    pub ampdu: Option<bool>,
+    /// Receiver's maximum A-MPDU length in bytes; default 65535.
+    #[serde(default)]
+    pub max_ampdu_bytes: Option<u32>,
+    /// Maximum MPDUs per A-MPDU; default the BlockAck window (64; 256 for HE).
+    #[serde(default)]
+    pub max_ampdu_mpdus: Option<u32>,
+    /// BSS basic rate set (Mb/s) for control responses; default [6, 12, 24].
+    #[serde(default = "default_basic_rates")]
+    pub basic_rates_mbps: Vec<u32>,
+    /// Downlink rate control at the AP.
+    #[serde(default)]
+    pub rate_control: RateControlConfig,
+    /// Per-AC MAC queue capacity in packets, at every node of the BSS; default 1000.
+    #[serde(default = "default_mac_queue")]
+    pub queue_packets: u32,
+    /// Transmission attempts per MPDU without a BlockAck agreement; default 7 (ns-3 FrameRetryLimit).
+    #[serde(default = "default_retry_limit")]
+    pub retry_limit: u32,
+    /// MSDU lifetime under a BlockAck agreement (ms); default 500 (ns-3 WifiMacQueue MaxDelay).
+    #[serde(default = "default_lifetime_ms")]
+    pub msdu_lifetime_ms: f64,
+    /// IFS of third parties after a collision.
+    #[serde(default)]
+    pub collision_ifs: CollisionIfs,
+    /// Apply the standard's 4-µs rounding of short-GI data fields (default true; ns-3 and ath9k do not).
+    #[serde(default)]
+    pub sgi_round4: Option<bool>,
+    /// AP EDCA overrides (the AP's own queues).
+    #[serde(default)]
+    pub edca_ap: EdcaOverrides,
+    /// Station EDCA overrides (the parameters the AP advertises).
+    #[serde(default)]
+    pub edca_sta: EdcaOverrides,
+}
+
+/// The radio channel between a station and its AP (both directions).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ChannelConfig {
+    /// A constant SNR.
+    FixedSnr { snr_db: f64 },
+}
+
+impl Default for ChannelConfig {
+    fn default() -> Self {
+        ChannelConfig::FixedSnr { snr_db: 40.0 }
+    }
 }
 
 /// A wireless client.
@@ -90,6 +261,12 @@ pub struct Station {
     /// The AP this station is associated with; may be omitted when there is exactly one AP.
     #[serde(default)]
     pub ap: Option<String>,
+    /// Radio channel to its AP (Wi-Fi last hop only); default a fixed 40 dB SNR (no frame errors).
+    #[serde(default)]
+    pub channel: Option<ChannelConfig>,
+    /// Uplink rate control (Wi-Fi last hop only); default the AP's.
+    #[serde(default)]
+    pub rate_control: Option<RateControlConfig>,
 }
 
 /// A full-duplex wired link; each direction has its own queue.
@@ -198,12 +375,33 @@ flow_type!(
     }
 );
 
+flow_type!(
+    /// A closed-loop saturated source (as in ns-3's saturation anchors and Bianchi's model): it keeps
+    /// `backlog` packets in the network and sends a new one each time one is delivered or dropped.
+    Saturated {
+        /// IP packet size in bytes (28..=65535); default 1500.
+        #[serde(default = "default_saturated_bytes")]
+        packet_bytes: u32,
+        /// Packets kept outstanding (≥ 1); default 4 (enough for single MPDUs; use ≥ 128 with A-MPDU).
+        #[serde(default = "default_backlog")]
+        backlog: u32,
+    }
+);
+
+fn default_saturated_bytes() -> u32 {
+    1500
+}
+fn default_backlog() -> u32 {
+    4
+}
+
 /// A traffic flow, tagged by `type`.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Flow {
     UdpCbr(UdpCbr),
     UdpPoisson(UdpPoisson),
+    Saturated(Saturated),
 }
 
 fn default_packet_bytes() -> u32 {
@@ -215,6 +413,7 @@ impl Flow {
         match self {
             Flow::UdpCbr(f) => f.common(),
             Flow::UdpPoisson(f) => f.common(),
+            Flow::Saturated(f) => f.common(),
         }
     }
     /// The `type` tag.
@@ -222,6 +421,7 @@ impl Flow {
         match self {
             Flow::UdpCbr(_) => "udp_cbr",
             Flow::UdpPoisson(_) => "udp_poisson",
+            Flow::Saturated(_) => "saturated",
         }
     }
 }

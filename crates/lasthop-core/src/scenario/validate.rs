@@ -35,6 +35,7 @@ pub fn validate(sc: &Scenario) -> Result<(), ScenarioError> {
         is.push(root.key("warmup_s"), format!("must be shorter than duration_s ({})", sc.duration_s), json!(sc.warmup_s));
     }
     let names = check_nodes(sc, &mut is);
+    super::validate_wifi::check_bands(sc, &mut is);
     for (i, l) in sc.links.iter().enumerate() {
         check_link(l, &root.key("links").index(i), &names, &mut is);
     }
@@ -79,6 +80,7 @@ fn check_nodes(sc: &Scenario, is: &mut Issues) -> BTreeMap<String, NodeKind> {
     for (i, s) in sc.stations.iter().enumerate() {
         let loc = root.key("stations").index(i);
         add(is, loc.key("name"), &s.name, NodeKind::Station);
+        super::validate_wifi::check_station(sc, s, &loc, is);
         match &s.ap {
             Some(ap) if !sc.aps.iter().any(|a| &a.name == ap) => {
                 is.push(loc.key("ap"), format!("no access point named '{ap}'"), json!(ap));
@@ -102,6 +104,7 @@ fn check_last_hop(lh: &LastHop, loc: &Loc, is: &mut Issues) {
             is.non_negative(loc.key("delay_ms"), *delay_ms);
             check_queue(queue, &loc.key("queue"), is);
         }
+        LastHop::Wifi(w) => super::validate_wifi::check_wifi(w, loc, is),
     }
 }
 
@@ -139,6 +142,12 @@ fn check_link(l: &WiredLink, loc: &Loc, names: &BTreeMap<String, NodeKind>, is: 
     check_queue(&l.queue, &loc.key("queue"), is);
 }
 
+fn check_packet_bytes(b: u32, loc: &Loc, is: &mut Issues) {
+    if !(28..=65535).contains(&b) {
+        is.push(loc.key("packet_bytes"), "must be in 28..=65535 (IP packet size)", json!(b));
+    }
+}
+
 fn check_flow(sc: &Scenario, f: &Flow, loc: &Loc, names: &BTreeMap<String, NodeKind>, is: &mut Issues) {
     let c = f.common();
     for (key, end) in [("from", c.from), ("to", c.to)] {
@@ -163,8 +172,12 @@ fn check_flow(sc: &Scenario, f: &Flow, loc: &Loc, names: &BTreeMap<String, NodeK
     match f {
         Flow::UdpCbr(UdpCbr { rate_mbps, packet_bytes, .. }) | Flow::UdpPoisson(UdpPoisson { rate_mbps, packet_bytes, .. }) => {
             is.positive(loc.key("rate_mbps"), *rate_mbps);
-            if !(28..=65535).contains(packet_bytes) {
-                is.push(loc.key("packet_bytes"), "must be in 28..=65535 (IP packet size)", json!(packet_bytes));
+            check_packet_bytes(*packet_bytes, loc, is);
+        }
+        Flow::Saturated(Saturated { packet_bytes, backlog, .. }) => {
+            check_packet_bytes(*packet_bytes, loc, is);
+            if *backlog == 0 {
+                is.push(loc.key("backlog"), "must be at least 1", json!(backlog));
             }
         }
     }

@@ -1,7 +1,10 @@
 //! Builds a [`World`] from a validated scenario.
 
 use super::topology::{self, NodeRole};
-use super::world::{FlowSource, World};
+use super::world::{FlowSource, Hop, SourceKind, World};
+use crate::channel::ChannelModel;
+use crate::mac::config::{fixed_txvector, BssParams};
+use crate::mac::medium::{LinkSpec, Medium, NodeSpec};
 use crate::app::UdpSource;
 use crate::engine::EventQueue;
 use crate::link::{Pipe, PipeTarget};
@@ -31,14 +34,17 @@ impl Built {
         let id = |name: &str| nodes.iter().position(|(n, _)| n == name).expect("validated") as NodeId;
         let n = nodes.len();
         let mut pipes = Vec::new();
+        let mut wifi_bss = Vec::new();
+        let mut wifi_nodes = Vec::new();
+        let mut wifi_links = Vec::new();
         // pipe_between[a][b] = the pipe from a to neighbour b.
-        let mut pipe_between = vec![vec![None; n]; n];
+        let mut pipe_between: Vec<Vec<Option<Hop>>> = vec![vec![None; n]; n];
         for l in &sc.links {
             let (a, b) = (id(&l.a), id(&l.b));
             for (from, to) in [(a, b), (b, a)] {
                 let name = format!("{}->{}", nodes[from as usize].0, nodes[to as usize].0);
                 let p = Pipe::new(name, AnyQueue::from_config(&l.queue), mbps(l.rate_mbps), millis(l.delay_ms), PipeTarget::Node(to), false);
-                pipe_between[from as usize][to as usize] = Some(pipes.len() as u32);
+                pipe_between[from as usize][to as usize] = Some(Hop::Pipe(pipes.len() as u32));
                 pipes.push(p);
             }
         }
@@ -66,9 +72,28 @@ impl Built {
                     ));
                     for (si, (_, role)) in nodes.iter().enumerate() {
                         if *role == (NodeRole::Station { ap: ai }) {
-                            pipe_between[ap_id as usize][si] = Some(down);
-                            pipe_between[si][ap_id as usize] = Some(up);
+                            pipe_between[ap_id as usize][si] = Some(Hop::Pipe(down));
+                            pipe_between[si][ap_id as usize] = Some(Hop::Pipe(up));
                         }
+                    }
+                }
+                LastHop::Wifi(w) => {
+                    let bss = wifi_bss.len();
+                    wifi_bss.push((BssParams::from_config(w), w.collision_ifs));
+                    wifi_nodes.push(NodeSpec { node: ap_id, bss, is_ap: true, name: ap.name.clone() });
+                    let ap_txv = fixed_txvector(w, &w.rate_control).expect("validated");
+                    for (si, st) in sc.stations.iter().enumerate() {
+                        if sc.ap_of(st) != ai {
+                            continue;
+                        }
+                        let sid = (sc.servers.len() + sc.aps.len() + si) as NodeId;
+                        wifi_nodes.push(NodeSpec { node: sid, bss, is_ap: false, name: st.name.clone() });
+                        let channel = ChannelModel::from_config(&st.channel.clone().unwrap_or_default());
+                        let sta_txv = st.rate_control.as_ref().map(|rc| fixed_txvector(w, rc).expect("validated")).unwrap_or(ap_txv);
+                        wifi_links.push(LinkSpec { tx: ap_id, rx: sid, txv: ap_txv, channel: channel.clone() });
+                        wifi_links.push(LinkSpec { tx: sid, rx: ap_id, txv: sta_txv, channel });
+                        pipe_between[ap_id as usize][sid as usize] = Some(Hop::Wifi(sid));
+                        pipe_between[sid as usize][ap_id as usize] = Some(Hop::Wifi(ap_id));
                     }
                 }
             }
@@ -86,15 +111,17 @@ impl Built {
             let name = c.name.map(str::to_string).unwrap_or_else(|| format!("flow{i}"));
             let start = secs(c.start_s);
             let stop = c.stop_s.map(secs).unwrap_or(end).min(end);
-            let udp = match f {
-                Flow::UdpCbr(u) => UdpSource::new(mbps(u.rate_mbps), u.packet_bytes, false, start, stop),
-                Flow::UdpPoisson(u) => UdpSource::new(mbps(u.rate_mbps), u.packet_bytes, true, start, stop),
+            let (kind, packet_bytes) = match f {
+                Flow::UdpCbr(u) => (SourceKind::Udp(UdpSource::new(mbps(u.rate_mbps), u.packet_bytes, false, start, stop)), u.packet_bytes),
+                Flow::UdpPoisson(u) => (SourceKind::Udp(UdpSource::new(mbps(u.rate_mbps), u.packet_bytes, true, start, stop)), u.packet_bytes),
+                Flow::Saturated(u) => (SourceKind::Saturated { start, stop, backlog: u.backlog }, u.packet_bytes),
             };
             sources.push(FlowSource {
                 src: id(c.from),
                 dst: id(c.to),
                 dscp: c.dscp,
-                udp,
+                packet_bytes,
+                kind,
                 rng: Rng::derive(seed, &format!("flows/{name}")),
                 seq: 0,
             });
@@ -106,6 +133,8 @@ impl Built {
             end,
             pipes,
             route,
+            medium: (!wifi_nodes.is_empty()).then(|| Medium::new(wifi_bss, wifi_nodes, wifi_links, n, seed)),
+            delivered: Vec::new(),
             sources,
             trackers,
             log: PacketLog::new(sc.output.packets),

@@ -3,7 +3,9 @@
 use super::build::Built;
 use crate::app::UdpSource;
 use crate::engine::EventQueue;
+use crate::engine::TimerId;
 use crate::link::{Pipe, PipeTarget};
+use crate::mac::medium::{Medium, Outputs, Scheduler, WifiEvent};
 use crate::packet::{NodeId, Packet};
 use crate::queue::Dropped;
 use crate::rng::Rng;
@@ -20,6 +22,28 @@ pub(crate) enum Event {
     PipeTxEnd { pipe: u32 },
     /// A packet reached the far end of pipe `pipe`.
     PipeArrive { pipe: u32, pkt: Packet },
+    /// An event of the 802.11 medium.
+    Wifi(WifiEvent),
+}
+
+/// The next hop of a route.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Hop {
+    Pipe(u32),
+    /// Over the air to this neighbour.
+    Wifi(NodeId),
+}
+
+/// Lets the medium schedule its events on the world's queue.
+struct WifiSched<'a>(&'a mut EventQueue<Event>);
+
+impl Scheduler for WifiSched<'_> {
+    fn schedule(&mut self, at: SimTime, ev: WifiEvent) -> TimerId {
+        self.0.schedule(at, Event::Wifi(ev))
+    }
+    fn cancel(&mut self, id: TimerId) {
+        self.0.cancel(id);
+    }
 }
 
 impl Event {
@@ -28,8 +52,19 @@ impl Event {
             Event::Send { flow } => 1 | (*flow as u64) << 8,
             Event::PipeTxEnd { pipe } => 2 | (*pipe as u64) << 8,
             Event::PipeArrive { pipe, pkt } => 3 | (*pipe as u64) << 8 | pkt.id << 24,
+            Event::Wifi(WifiEvent::Access) => 4,
+            Event::Wifi(WifiEvent::PpduEnd) => 5,
+            Event::Wifi(WifiEvent::ExchangeEnd { node }) => 6 | (*node as u64) << 8,
+            Event::Wifi(WifiEvent::TxopContinue { node }) => 7 | (*node as u64) << 8,
         }
     }
+}
+
+/// How a flow generates packets.
+pub(crate) enum SourceKind {
+    Udp(UdpSource),
+    /// Closed loop: one new packet per delivered or dropped one, until `stop`.
+    Saturated { start: SimTime, stop: SimTime, backlog: u32 },
 }
 
 /// A running flow source.
@@ -37,7 +72,8 @@ pub(crate) struct FlowSource {
     pub src: NodeId,
     pub dst: NodeId,
     pub dscp: u8,
-    pub udp: UdpSource,
+    pub packet_bytes: u32,
+    pub kind: SourceKind,
     pub rng: Rng,
     pub seq: u64,
 }
@@ -46,8 +82,10 @@ pub(crate) struct World {
     pub q: EventQueue<Event>,
     pub end: SimTime,
     pub pipes: Vec<Pipe>,
-    /// `route[node][dst]` = pipe to take.
-    pub route: Vec<Vec<Option<u32>>>,
+    /// `route[node][dst]` = the next hop.
+    pub route: Vec<Vec<Option<Hop>>>,
+    pub medium: Option<Medium>,
+    pub delivered: Vec<(NodeId, Packet)>,
     pub sources: Vec<FlowSource>,
     pub trackers: Vec<FlowTracker>,
     pub log: PacketLog,
@@ -104,8 +142,19 @@ impl World {
     fn start(&mut self) {
         for i in 0..self.sources.len() {
             let s = &mut self.sources[i];
-            if let Some(t) = s.udp.first(&mut s.rng) {
-                self.q.schedule(t, Event::Send { flow: i as u32 });
+            match &mut s.kind {
+                SourceKind::Udp(u) => {
+                    if let Some(t) = u.first(&mut s.rng) {
+                        self.q.schedule(t, Event::Send { flow: i as u32 });
+                    }
+                }
+                SourceKind::Saturated { start, stop, backlog } => {
+                    if *start < *stop {
+                        for _ in 0..*backlog {
+                            self.q.schedule(*start, Event::Send { flow: i as u32 });
+                        }
+                    }
+                }
             }
         }
     }
@@ -121,7 +170,27 @@ impl World {
                 };
                 self.arrive(now, at, pkt);
             }
+            Event::Wifi(ev) => {
+                let m = self.medium.as_mut().expect("Wi-Fi events need a medium");
+                let mut out = Outputs { log: &mut self.log, delivered: &mut self.delivered, dropped: &mut self.drops };
+                m.handle(now, ev, &mut WifiSched(&mut self.q), &mut out);
+                self.drain(now);
+            }
         }
+    }
+
+    /// Processes what the medium delivered and dropped.
+    fn drain(&mut self, now: SimTime) {
+        while let Some(d) = self.drops.pop() {
+            self.dropped(now, d);
+        }
+        let mut i = 0;
+        while i < self.delivered.len() {
+            let (at, pkt) = self.delivered[i];
+            i += 1;
+            self.arrive(now, at, pkt);
+        }
+        self.delivered.clear();
     }
 
     fn on_send(&mut self, now: SimTime, flow: u32) {
@@ -130,7 +199,7 @@ impl World {
             id: self.next_packet_id,
             flow,
             seq: s.seq,
-            size: s.udp.packet_bytes,
+            size: s.packet_bytes,
             src: s.src,
             dst: s.dst,
             dscp: s.dscp,
@@ -139,8 +208,10 @@ impl World {
         };
         s.seq += 1;
         self.next_packet_id += 1;
-        if let Some(t) = s.udp.advance(&mut s.rng) {
-            self.q.schedule(t, Event::Send { flow });
+        if let SourceKind::Udp(u) = &mut s.kind {
+            if let Some(t) = u.advance(&mut s.rng) {
+                self.q.schedule(t, Event::Send { flow });
+            }
         }
         self.log.open(&pkt);
         self.trackers[flow as usize].on_sent(&pkt);
@@ -152,14 +223,29 @@ impl World {
         if at == pkt.dst {
             self.log.stamp(pkt.id, Stage::Delivered, now);
             self.trackers[pkt.flow as usize].on_delivered(&pkt, now);
+            self.refill(now, pkt.flow);
             return;
         }
-        let pipe = self.route[at as usize][pkt.dst as usize].expect("validated scenarios are routable");
+        let pipe = match self.route[at as usize][pkt.dst as usize].expect("validated scenarios are routable") {
+            Hop::Pipe(p) => p,
+            Hop::Wifi(next) => {
+                let m = self.medium.as_mut().expect("Wi-Fi hops need a medium");
+                let mut out = Outputs { log: &mut self.log, delivered: &mut self.delivered, dropped: &mut self.drops };
+                m.enqueue(now, at, next, pkt, &mut WifiSched(&mut self.q), &mut out);
+                if !self.drops.is_empty() {
+                    let ds: Vec<Dropped> = self.drops.drain(..).collect();
+                    for d in ds {
+                        self.dropped(now, d);
+                    }
+                }
+                return;
+            }
+        };
         let p = &mut self.pipes[pipe as usize];
         self.log.stamp(pkt.id, p.stage_enq, now);
         match p.offer(now, pkt) {
             Ok(()) => self.kick_pipe(now, pipe),
-            Err(d) => self.dropped(d),
+            Err(d) => self.dropped(now, d),
         }
     }
 
@@ -173,7 +259,7 @@ impl World {
             self.q.schedule(end, Event::PipeTxEnd { pipe });
         }
         while let Some(d) = self.drops.pop() {
-            self.dropped(d);
+            self.dropped(now, d);
         }
     }
 
@@ -188,10 +274,20 @@ impl World {
         self.kick_pipe(now, pipe);
     }
 
-    fn dropped(&mut self, (pkt, reason): Dropped) {
+    fn dropped(&mut self, now: SimTime, (pkt, reason): Dropped) {
         debug_assert_ne!(reason, DropReason::None);
         self.log.drop(pkt.id, reason);
         self.trackers[pkt.flow as usize].on_dropped(&pkt);
+        self.refill(now, pkt.flow);
+    }
+
+    /// A saturated flow replaces every packet that left the network.
+    fn refill(&mut self, now: SimTime, flow: u32) {
+        if let SourceKind::Saturated { stop, .. } = self.sources[flow as usize].kind {
+            if now < stop {
+                self.on_send(now, flow);
+            }
+        }
     }
 
     fn finish(mut self) -> RunOutput {
@@ -207,10 +303,11 @@ impl World {
                 })
             })
             .collect();
+        let wifi = self.medium.as_ref().map(|m| m.stats());
         RunOutput {
             packets: self.log,
             flows,
-            components: serde_json::json!({ "links": links }),
+            components: serde_json::json!({ "links": links, "wifi": wifi }),
             events: self.q.events_processed(),
             event_digest: self.digest,
             sim_end: self.end,

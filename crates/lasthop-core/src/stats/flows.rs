@@ -28,6 +28,8 @@ pub struct FlowTracker {
     pub delivered_packets: u64,
     pub delivered_bytes: u64,
     pub dropped_packets: u64,
+    /// Bytes delivered inside the measurement window (by delivery time): the throughput numerator.
+    pub window_bytes: u64,
     /// One-way latency of every counted delivered packet, ns.
     pub latencies: Vec<u64>,
 }
@@ -46,6 +48,7 @@ impl FlowTracker {
             delivered_packets: 0,
             delivered_bytes: 0,
             dropped_packets: 0,
+            window_bytes: 0,
             latencies: Vec::new(),
         }
     }
@@ -62,6 +65,9 @@ impl FlowTracker {
     }
 
     pub fn on_delivered(&mut self, p: &Packet, now: SimTime) {
+        if now >= self.measure_from && now <= self.measure_to {
+            self.window_bytes += p.size as u64;
+        }
         if self.counts(p) {
             self.delivered_packets += 1;
             self.delivered_bytes += p.size as u64;
@@ -96,7 +102,7 @@ impl FlowTracker {
             loss_rate: if self.sent_packets > 0 { self.dropped_packets as f64 / self.sent_packets as f64 } else { 0.0 },
             sent_bytes: self.sent_bytes,
             delivered_bytes: self.delivered_bytes,
-            throughput_mbps: if window > 0.0 { self.delivered_bytes as f64 * 8.0 / window * 1e-6 } else { 0.0 },
+            throughput_mbps: if window > 0.0 { self.window_bytes as f64 * 8.0 / window * 1e-6 } else { 0.0 },
             latency_mean_ms: mean,
             latency_p50_ms: ms(50.0),
             latency_p95_ms: ms(95.0),
@@ -123,7 +129,8 @@ pub struct FlowSummary {
     pub loss_rate: f64,
     pub sent_bytes: u64,
     pub delivered_bytes: u64,
-    /// Delivered IP bytes over the measurement window.
+    /// IP bytes delivered during the measurement window (warm-up end or flow start → flow stop or run
+    /// end), per second.
     pub throughput_mbps: f64,
     pub latency_mean_ms: Option<f64>,
     pub latency_p50_ms: Option<f64>,

@@ -1,0 +1,106 @@
+//! Checks of Wi-Fi last-hop entries: PHY combinations, EDCA values, channel models.
+
+use super::error::Loc;
+use super::types::*;
+use super::validate::Issues;
+use crate::mac::config::fixed_txvector;
+use crate::phy::mcs::OFDM_RATES_MBPS;
+use serde_json::json;
+
+pub(crate) fn check_wifi(w: &WifiConfig, loc: &Loc, is: &mut Issues) {
+    if let Err(e) = fixed_txvector(w, &w.rate_control) {
+        is.push(loc.key("rate_control"), e.to_string(), json!(null));
+    }
+    for r in &w.basic_rates_mbps {
+        if !OFDM_RATES_MBPS.contains(r) {
+            is.push(loc.key("basic_rates_mbps"), format!("{r} is not an OFDM rate (6, 9, 12, 18, 24, 36, 48, 54)"), json!(r));
+        }
+    }
+    if w.basic_rates_mbps.is_empty() {
+        is.push(loc.key("basic_rates_mbps"), "needs at least one rate", json!([]));
+    }
+    if w.queue_packets == 0 {
+        is.push(loc.key("queue_packets"), "must be at least 1", json!(0));
+    }
+    if w.retry_limit == 0 {
+        is.push(loc.key("retry_limit"), "must be at least 1 attempt", json!(0));
+    }
+    is.positive(loc.key("msdu_lifetime_ms"), w.msdu_lifetime_ms);
+    if w.max_ampdu_bytes == Some(0) {
+        is.push(loc.key("max_ampdu_bytes"), "must be at least 1", json!(0));
+    }
+    if w.max_ampdu_mpdus == Some(0) {
+        is.push(loc.key("max_ampdu_mpdus"), "must be at least 1", json!(0));
+    }
+    for (key, o) in [("edca_ap", &w.edca_ap), ("edca_sta", &w.edca_sta)] {
+        for (ac, e) in [("vo", &o.vo), ("vi", &o.vi), ("be", &o.be), ("bk", &o.bk)] {
+            check_edca(e, &loc.key(key).key(ac), is);
+        }
+    }
+}
+
+fn check_edca(e: &EdcaOverride, loc: &Loc, is: &mut Issues) {
+    if e.aifsn == Some(0) {
+        is.push(loc.key("aifsn"), "must be at least 1", json!(0));
+    }
+    for (k, v) in [("cw_min", e.cw_min), ("cw_max", e.cw_max)] {
+        if let Some(v) = v {
+            if !(v + 1).is_power_of_two() || v > 32767 {
+                is.push(loc.key(k), format!("must be of the form 2^k − 1 (e.g. 15, 1023), got {v}"), json!(v));
+            }
+        }
+    }
+    if let (Some(a), Some(b)) = (e.cw_min, e.cw_max) {
+        if a > b {
+            is.push(loc.key("cw_min"), format!("must not exceed cw_max ({b})"), json!(a));
+        }
+    }
+}
+
+pub(crate) fn check_station(sc: &Scenario, s: &Station, loc: &Loc, is: &mut Issues) {
+    let ap = match &s.ap {
+        Some(name) => sc.aps.iter().find(|a| &a.name == name),
+        None if sc.aps.len() == 1 => sc.aps.first(),
+        None => None,
+    };
+    let wifi = match ap.map(|a| &a.last_hop) {
+        Some(LastHop::Wifi(w)) => Some(w),
+        _ => None,
+    };
+    if wifi.is_none() && ap.is_some() {
+        if s.channel.is_some() {
+            is.push(loc.key("channel"), "only a Wi-Fi last hop has a radio channel", json!(null));
+        }
+        if s.rate_control.is_some() {
+            is.push(loc.key("rate_control"), "only a Wi-Fi last hop has rate control", json!(null));
+        }
+    }
+    if let (Some(w), Some(rc)) = (wifi, &s.rate_control) {
+        if let Err(e) = fixed_txvector(w, rc) {
+            is.push(loc.key("rate_control"), e.to_string(), json!(null));
+        }
+    }
+    if let Some(ChannelConfig::FixedSnr { snr_db }) = &s.channel {
+        if !snr_db.is_finite() {
+            is.push(loc.key("channel").key("snr_db"), "must be a finite number", json!(null));
+        }
+    }
+}
+
+/// All Wi-Fi APs share one collision domain, so they must share a band.
+pub(crate) fn check_bands(sc: &Scenario, is: &mut Issues) {
+    let mut band = None;
+    for (i, a) in sc.aps.iter().enumerate() {
+        if let LastHop::Wifi(w) = &a.last_hop {
+            match band {
+                None => band = Some(w.band),
+                Some(b) if b != w.band => is.push(
+                    Loc::root().key("aps").index(i).key("last_hop").key("band"),
+                    "all Wi-Fi APs share one collision domain and must use the same band",
+                    json!(null),
+                ),
+                _ => {}
+            }
+        }
+    }
+}

@@ -1,0 +1,84 @@
+//! The saturated uplink scenarios of the ns-3 anchor (`shared/anchors/ns3/dcf_saturation.cc`): N stations
+//! 1 m from the AP, all permanently backlogged with 1500-byte MSDUs sent to the AP, no frame errors.
+
+use crate::scenario::Scenario;
+use crate::sim::{self, RunOutput};
+use serde::Serialize;
+use std::path::Path;
+
+/// The anchor scenarios.
+pub const SCENARIOS: [&str; 3] = ["sat_11a_54_noagg", "sat_11n_mcs7_noagg", "sat_11n_mcs7_agg"];
+
+/// Station counts swept by the anchor.
+pub const NS: [u32; 6] = [1, 2, 5, 10, 20, 50];
+
+/// The scenario `name` with `n` stations as TOML text, measuring `measure_s` after `warmup_s`.
+pub fn scenario_toml(name: &str, n: u32, warmup_s: f64, measure_s: f64) -> Option<String> {
+    let (phy, backlog) = match name {
+        "sat_11a_54_noagg" => (r#"standard = "ofdm", profile = "ns3", rate_control = { type = "fixed", rate_mbps = 54 }"#, 4),
+        "sat_11n_mcs7_noagg" => (r#"standard = "ht", profile = "ns3", ampdu = false, rate_control = { type = "fixed", mcs = 7 }"#, 4),
+        "sat_11n_mcs7_agg" => (r#"standard = "ht", profile = "ns3", ampdu = true, rate_control = { type = "fixed", mcs = 7 }"#, 128),
+        _ => return None,
+    };
+    let mut s = format!(
+        "name = \"{name}_n{n}\"\nduration_s = {}\nwarmup_s = {warmup_s}\n[output]\npackets = false\n[[aps]]\nname = \"ap\"\nlast_hop = {{ type = \"wifi\", {phy}, msdu_lifetime_ms = 1e9 }}\n",
+        warmup_s + measure_s
+    );
+    for i in 0..n {
+        s += &format!("[[stations]]\nname = \"sta{i}\"\n");
+    }
+    for i in 0..n {
+        s += &format!("[[flows]]\ntype = \"saturated\"\nfrom = \"sta{i}\"\nto = \"ap\"\npacket_bytes = 1500\nbacklog = {backlog}\n");
+    }
+    Some(s)
+}
+
+/// Throughput and fairness of one saturated run.
+#[derive(Clone, Debug, Serialize)]
+pub struct SaturationResult {
+    pub scenario: String,
+    pub n: u32,
+    pub seed: u64,
+    pub throughput_mbps: f64,
+    pub jain: f64,
+    /// Failed PPDUs / PPDUs sent (ns-3's p_fail).
+    pub p_fail: f64,
+    pub events: u64,
+    pub sim_seconds: f64,
+}
+
+/// Jain's fairness index of `xs`.
+pub fn jain(xs: &[f64]) -> f64 {
+    let s: f64 = xs.iter().sum();
+    let s2: f64 = xs.iter().map(|x| x * x).sum();
+    if s2 == 0.0 {
+        1.0
+    } else {
+        s * s / (xs.len() as f64 * s2)
+    }
+}
+
+/// Runs `name` with `n` stations.
+pub fn run(name: &str, n: u32, seed: u64, warmup_s: f64, measure_s: f64) -> Option<(SaturationResult, RunOutput)> {
+    let text = scenario_toml(name, n, warmup_s, measure_s)?;
+    let sc = Scenario::from_toml_str(&text, Path::new(".")).expect("built-in scenario is valid");
+    let out = sim::run(&sc, seed, &mut |_| true).expect("not interrupted");
+    let per: Vec<f64> = out.flows.iter().map(|f| f.throughput_mbps).collect();
+    let links = &out.components["wifi"]["links"];
+    let (mut sent, mut failed) = (0u64, 0u64);
+    for l in links.as_array().into_iter().flatten() {
+        sent += l["stats"]["ppdus"].as_u64().unwrap_or(0);
+        failed += l["stats"]["ppdus_failed"].as_u64().unwrap_or(0);
+    }
+    let r = SaturationResult {
+        scenario: name.to_string(),
+        n,
+        seed,
+        throughput_mbps: per.iter().sum(),
+        jain: jain(&per),
+        p_fail: if sent > 0 { failed as f64 / sent as f64 } else { 0.0 },
+        events: out.events,
+        sim_seconds: warmup_s + measure_s,
+    };
+    Some((r, out))
+}
