@@ -6,10 +6,11 @@
 
 use lasthop_core::scenario::{json_schema, Scenario, ScenarioError};
 use lasthop_core::sim::{self, RunError};
+use lasthop_core::validate;
 use lasthop_core::stats::{DropReason, Stage};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList};
+use pyo3::types::{PyAny, PyBytes, PyDict, PyList};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -124,6 +125,49 @@ fn run<'py>(
     Ok(d)
 }
 
+/// One saturated anchor run (`validate ns3`, `bench`): throughput, Jain index, p_fail, events.
+#[pyfunction]
+#[pyo3(signature = (scenario, n, seed=1, warmup_s=1.0, measure_s=10.0))]
+fn saturation<'py>(py: Python<'py>, scenario: &str, n: u32, seed: u64, warmup_s: f64, measure_s: f64) -> PyResult<Bound<'py, PyAny>> {
+    if !validate::saturation::SCENARIOS.contains(&scenario) {
+        return Err(PyValueError::new_err(format!("unknown scenario '{scenario}'; known: {}", validate::saturation::SCENARIOS.join(", "))));
+    }
+    if n == 0 || !(warmup_s >= 0.0) || !(measure_s > 0.0) {
+        return Err(PyValueError::new_err("n must be ≥ 1, warmup_s ≥ 0 and measure_s > 0"));
+    }
+    let name = scenario.to_string();
+    let r = py.detach(move || validate::saturation::run(&name, n, seed, warmup_s, measure_s).map(|(r, _)| r));
+    let r = r.expect("scenario name checked above");
+    let json = py.import("json")?;
+    json.call_method1("loads", (serde_json::to_string(&r).expect("serializes"),))
+}
+
+/// Bianchi's model for 802.11a 54 Mb/s (ACK 24 Mb/s, 1500 B, basic access, DIFS collision time).
+#[pyfunction]
+fn bianchi_ofdm54(n: u32) -> (f64, f64, f64) {
+    let r = validate::bianchi::solve(&validate::bianchi::BianchiParams::ofdm_54(), n);
+    (r.tau, r.p, r.throughput_mbps)
+}
+
+/// Every valid TxVector of a standard with its PPDU duration (ns) for each PSDU length.
+#[pyfunction]
+#[pyo3(signature = (standard, lengths, sgi_round4=true))]
+fn airtime_table<'py>(py: Python<'py>, standard: &str, lengths: Vec<u32>, sgi_round4: bool) -> PyResult<Bound<'py, PyAny>> {
+    use lasthop_core::phy::{airtime, mcs};
+    let std: mcs::PhyStandard = serde_json::from_value(serde_json::Value::String(standard.into()))
+        .map_err(|_| PyValueError::new_err(format!("unknown standard '{standard}' (ofdm, ht, vht, he)")))?;
+    let opts = airtime::AirtimeOptions { sgi_round4, ns3_compat_vht_sigb: false };
+    let rows: Vec<serde_json::Value> = mcs::all_valid_txvectors(std)
+        .into_iter()
+        .map(|tx| {
+            let d: Vec<u64> = lengths.iter().map(|&l| airtime::ppdu_duration_with(&tx, l, mcs::Band::Ghz5, opts).as_ns()).collect();
+            serde_json::json!({"txvector": tx, "n_dbps": tx.n_dbps(), "n_es": tx.n_es(), "rate_bps": tx.data_rate().bps(), "durations_ns": d})
+        })
+        .collect();
+    let json = py.import("json")?;
+    json.call_method1("loads", (serde_json::Value::Array(rows).to_string(),))
+}
+
 fn drop_name(r: u8) -> &'static str {
     match r {
         1 => DropReason::QueueFull.name(),
@@ -142,5 +186,8 @@ fn _lasthop(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(git_revision, m)?)?;
+    m.add_function(wrap_pyfunction!(saturation, m)?)?;
+    m.add_function(wrap_pyfunction!(bianchi_ofdm54, m)?)?;
+    m.add_function(wrap_pyfunction!(airtime_table, m)?)?;
     Ok(())
 }

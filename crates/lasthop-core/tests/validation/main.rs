@@ -1,0 +1,91 @@
+//! Validation of the 802.11 model against Bianchi's analytical model and the ns-3 anchor
+//! (`shared/anchors/ns3/results.csv`). Runs 10 simulated seconds per point (fast in release builds).
+
+use lasthop_core::validate::bianchi::{self, BianchiParams};
+use lasthop_core::validate::saturation::{self, NS};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+fn sat(name: &str, n: u32) -> saturation::SaturationResult {
+    saturation::run(name, n, 1, 1.0, 10.0).expect("known scenario").0
+}
+
+/// ns-3 mean throughput per (scenario, n) from the anchor CSV beside the repository.
+fn ns3_reference() -> BTreeMap<(String, u32), f64> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/anchors/ns3/results.csv");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e} (shared/ must sit beside the repository)", path.display()));
+    let mut acc: BTreeMap<(String, u32), (f64, u32)> = BTreeMap::new();
+    for line in text.lines().skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        let e = acc.entry((f[0].to_string(), f[1].parse().unwrap())).or_default();
+        e.0 += f[3].parse::<f64>().unwrap();
+        e.1 += 1;
+    }
+    acc.into_iter().map(|(k, (s, c))| (k, s / c as f64)).collect()
+}
+
+/// Throughput within 2 % of Bianchi's model for every N, except N = 2 where every collision involves
+/// both stations and so lasts T_DATA + ACK timeout + DIFS = 327 µs instead of the model's 282 µs
+/// (ns-3 is 2.4 % below the model there for the same reason): allowed 2.5 %.
+#[test]
+fn bianchi_saturation_throughput() {
+    let model = BianchiParams::ofdm_54();
+    for n in NS {
+        let sim = sat("sat_11a_54_noagg", n).throughput_mbps;
+        let m = bianchi::solve(&model, n).throughput_mbps;
+        let rel = (sim - m) / m;
+        let tol = if n == 2 { 0.025 } else { 0.02 };
+        assert!(rel.abs() <= tol, "N={n}: sim {sim:.3} vs model {m:.3} ({:+.2} %)", rel * 100.0);
+    }
+}
+
+/// Conditional collision probability at N = 10. EDCA (802.11n) against Bianchi's p within 3 %. The
+/// legacy DCF sits 6 % below the model, exactly where ns-3's DCF sits (p_fail 0.360 in
+/// `shared/anchors/ns3/RESULTS.md` §1): checked against that measurement within 3 %.
+#[test]
+fn collision_probability_n10() {
+    let edca = BianchiParams { w: 16.0, m: 6, slot_us: 9.0, ts_us: 315.0, tc_us: 271.0, payload_bits: 12_000.0 };
+    let p_model = bianchi::solve(&edca, 10).p;
+    let p = sat("sat_11n_mcs7_noagg", 10).p_fail;
+    assert!(((p - p_model) / p_model).abs() <= 0.03, "EDCA p_fail {p:.4} vs model {p_model:.4}");
+    let p_ns3 = 0.360;
+    let p = sat("sat_11a_54_noagg", 10).p_fail;
+    assert!(((p - p_ns3) / p_ns3).abs() <= 0.03, "DCF p_fail {p:.4} vs ns-3 {p_ns3:.4}");
+}
+
+/// Without aggregation: within 3 % of ns-3 for every N, and Jain ≥ 0.98 for N ≤ 20.
+#[test]
+fn ns3_saturation_without_aggregation() {
+    let reference = ns3_reference();
+    for name in ["sat_11a_54_noagg", "sat_11n_mcs7_noagg"] {
+        for n in NS {
+            let r = sat(name, n);
+            let ns3 = reference[&(name.to_string(), n)];
+            let rel = (r.throughput_mbps - ns3) / ns3;
+            assert!(rel.abs() <= 0.03, "{name} N={n}: {:.3} vs ns-3 {ns3:.3} ({:+.2} %)", r.throughput_mbps, rel * 100.0);
+            if n <= 20 {
+                assert!(r.jain >= 0.98, "{name} N={n}: Jain {:.4}", r.jain);
+            }
+        }
+    }
+}
+
+/// With A-MPDU and BlockAck, a single station (no collisions) is within 5 % of ns-3.
+#[test]
+fn ns3_single_station_with_aggregation() {
+    let reference = ns3_reference();
+    let r = sat("sat_11n_mcs7_agg", 1);
+    let ns3 = reference[&("sat_11n_mcs7_agg".to_string(), 1)];
+    assert!(((r.throughput_mbps - ns3) / ns3).abs() <= 0.05, "{:.3} vs ns-3 {ns3:.3}", r.throughput_mbps);
+}
+
+/// The same seed gives the same event trace; another seed another one.
+#[test]
+fn event_trace_digest_is_deterministic() {
+    let run = |seed| {
+        let (_, out) = saturation::run("sat_11n_mcs7_agg", 5, seed, 0.5, 2.0).unwrap();
+        (out.event_digest, out.events)
+    };
+    assert_eq!(run(3), run(3));
+    assert_ne!(run(3).0, run(4).0);
+}
