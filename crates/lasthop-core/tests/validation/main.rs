@@ -70,13 +70,16 @@ fn ns3_saturation_without_aggregation() {
     }
 }
 
-/// With A-MPDU and BlockAck, a single station (no collisions) is within 5 % of ns-3.
+/// With A-MPDU and BlockAck, N = 1 and 2 are within 5 % of ns-3. (N ≥ 5 is not yet: ns-3 sends an
+/// explicit BlockAckReq after every missed BlockAck, which lasthop does not model; see FIDELITY.md.)
 #[test]
-fn ns3_single_station_with_aggregation() {
+fn ns3_few_stations_with_aggregation() {
     let reference = ns3_reference();
-    let r = sat("sat_11n_mcs7_agg", 1);
-    let ns3 = reference[&("sat_11n_mcs7_agg".to_string(), 1)];
-    assert!(((r.throughput_mbps - ns3) / ns3).abs() <= 0.05, "{:.3} vs ns-3 {ns3:.3}", r.throughput_mbps);
+    for n in [1, 2] {
+        let r = saturation::run("sat_11n_mcs7_agg", n, 1, 3.0, 10.0).unwrap().0;
+        let ns3 = reference[&("sat_11n_mcs7_agg".to_string(), n)];
+        assert!(((r.throughput_mbps - ns3) / ns3).abs() <= 0.05, "N={n}: {:.3} vs ns-3 {ns3:.3}", r.throughput_mbps);
+    }
 }
 
 /// The same seed gives the same event trace; another seed another one.
