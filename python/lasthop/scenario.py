@@ -1,0 +1,238 @@
+"""Scenarios: the typed description of one run, read from TOML/JSON or built as a dict.
+
+A ``Scenario`` is always valid: ``load`` and ``from_dict`` send the document to the Rust core, which
+checks it against the same types it runs (unknown keys, wrong types, impossible values, dangling node
+names) and returns it *resolved* — every default filled in. Problems raise :class:`ScenarioError`
+with one item per problem, each naming its field path.
+
+The resolved document (``to_dict()``) is what a run embeds in ``summary.json``; loading it back with
+``Scenario.from_dict`` reproduces the run.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import os
+import re
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from lasthop import _lasthop
+from lasthop.errors import ScenarioError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+__all__ = ["Scenario"]
+
+_MAX_SEED = 2**64 - 1
+
+
+class Scenario:
+    """A validated scenario. Build one with :meth:`load` or :meth:`from_dict`."""
+
+    __slots__ = ("_data", "_resolved", "_base_dir", "_source")
+
+    def __init__(self, data: Mapping[str, Any], *, base_dir: str | os.PathLike[str] = ".",
+                 source: str | None = None) -> None:
+        if not isinstance(data, Mapping):
+            raise ScenarioError.single("invalid_type", f"a scenario must be a table/dict, got {type(data).__name__}")
+        self._data: dict[str, Any] = _to_json_value(data, ())
+        self._base_dir = os.fspath(base_dir)
+        self._source = source
+        self._resolved: dict[str, Any] = {}
+        self.validate()
+
+    # -- constructors ---------------------------------------------------------------------------------
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Scenario:
+        """Reads a TOML (or, for ``*.json``, JSON) scenario file.
+
+        Relative paths inside the file (traces, later) resolve against the file's directory.
+        """
+        p = Path(path)
+        shown = os.fspath(path)
+        try:
+            text = p.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise ScenarioError.single("file_unreadable", f"{shown}: no such file", source=shown) from None
+        except (OSError, UnicodeDecodeError) as e:
+            reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+            raise ScenarioError.single("file_unreadable", f"{shown}: cannot read: {reason}", source=shown) from None
+        data = _parse_json(text, shown) if p.suffix == ".json" else _parse_toml(text, shown)
+        return cls(data, base_dir=p.parent, source=shown)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], base_dir: str | os.PathLike[str] = ".") -> Scenario:
+        """Builds a scenario from a dict shaped like the TOML file (``lasthop schema`` documents it)."""
+        return cls(d, base_dir=base_dir)
+
+    # -- checks and views -----------------------------------------------------------------------------
+
+    def validate(self) -> Scenario:
+        """Checks the scenario with the core; raises :class:`ScenarioError` listing every problem."""
+        resolved, issues = _lasthop.check(json.dumps(self._data), self._base_dir)
+        if resolved is None:
+            raise ScenarioError(issues, source=self._source)
+        self._resolved = json.loads(resolved)
+        _check_flow_names(self._resolved, self._source)
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        """The resolved scenario (defaults filled in), as a new dict."""
+        return copy.deepcopy(self._resolved)
+
+    def to_json(self) -> str:
+        """The resolved scenario as canonical JSON (sorted keys)."""
+        return json.dumps(self._resolved, sort_keys=True)
+
+    def with_seed(self, seed: int) -> Scenario:
+        """A copy with another master seed."""
+        if not (isinstance(seed, int) and 0 <= seed <= _MAX_SEED):
+            raise ScenarioError.single("value_error", f"must be an integer in 0..2**64-1, got {seed!r}",
+                                       loc=("seed",), input=seed)
+        return self.replace(seed=seed)
+
+    def replace(self, **changes: Any) -> Scenario:
+        """A copy with some top-level keys replaced, e.g. ``sc.replace(duration_s=5)``."""
+        data = self.to_dict()
+        data.update(changes)
+        return Scenario(data, base_dir=self._base_dir, source=self._source)
+
+    @property
+    def name(self) -> str:
+        """The scenario's ``name``, else its file's stem, else ``"scenario"``."""
+        if self._resolved.get("name"):
+            return str(self._resolved["name"])
+        if self._source:
+            return Path(self._source).stem
+        return "scenario"
+
+    @property
+    def duration_s(self) -> float:
+        return float(self._resolved["duration_s"])
+
+    @property
+    def seed(self) -> int:
+        return int(self._resolved["seed"])
+
+    @property
+    def source(self) -> str | None:
+        """The file this scenario was loaded from, as given."""
+        return self._source
+
+    @property
+    def base_dir(self) -> str:
+        return self._base_dir
+
+    def describe(self) -> str:
+        """A one-line description: ``2 servers, 1 AP, 2 stations, 1 link, 2 flows; 15 s``."""
+        r = self._resolved
+
+        def n(key: str, word: str) -> str:
+            k = len(r.get(key) or [])
+            return f"{k} {word}" + ("" if k == 1 or word.isupper() else "s")
+
+        parts = [n("servers", "server"), n("aps", "AP"), n("stations", "station"), n("links", "link"),
+                 n("flows", "flow")]
+        return f"{', '.join(parts)}; {self.duration_s:g} s simulated, seed {self.seed}"
+
+    def __repr__(self) -> str:
+        if not self._resolved:
+            return "Scenario(<not validated>)"
+        src = f", source={self._source!r}" if self._source else ""
+        return f"Scenario(name={self.name!r}, duration_s={self.duration_s:g}{src})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Scenario) and self._resolved == other._resolved
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+# -- parsing helpers ----------------------------------------------------------------------------------
+
+_TOML_POS = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
+_TOML_END = re.compile(r"\s*\(at end of document\)\s*$")
+
+
+def _parse_toml(text: str, shown: str) -> dict[str, Any]:
+    try:
+        data: dict[str, Any] = tomllib.loads(text)
+        return data
+    except tomllib.TOMLDecodeError as e:
+        raw = str(e.args[0]) if e.args else str(e)
+        m = _TOML_POS.search(raw)
+        if m:
+            where, detail = f"{m.group(1)}:{m.group(2)}", raw[: m.start()]
+        else:
+            lines = max(1, len(text.splitlines()))
+            where, detail = f"{lines}", _TOML_END.sub("", raw) + " (at end of file)"
+        raise ScenarioError.single("toml_syntax", f"{shown}:{where}: invalid TOML: {detail}",
+                                   source=shown) from None
+
+
+def _parse_json(text: str, shown: str) -> dict[str, Any]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ScenarioError.single("json_syntax", f"{shown}:{e.lineno}:{e.colno}: invalid JSON: {e.msg}",
+                                   source=shown) from None
+    if not isinstance(data, dict):
+        raise ScenarioError.single("invalid_type", f"{shown}: a scenario must be a JSON object",
+                                   source=shown)
+    return data
+
+
+def _check_flow_names(resolved: Mapping[str, Any], source: str | None) -> None:
+    """Flow names key the results (``metrics.flows``, the ``flow`` column), so they must be unique.
+
+    The core names an unnamed flow ``flowN`` (N = its index); a user name may collide with that.
+    """
+    seen: dict[str, int] = {}
+    issues = []
+    for i, f in enumerate(resolved.get("flows") or []):
+        name = f.get("name") or f"flow{i}"
+        if name in seen:
+            issues.append({"type": "value_error", "loc": ("flows", i, "name"), "input": name,
+                           "msg": f"duplicate flow name '{name}' (also flows[{seen[name]}])"})
+        seen.setdefault(name, i)
+    if issues:
+        raise ScenarioError(issues, source=source)
+
+
+def _to_json_value(v: Any, loc: tuple[str | int, ...]) -> Any:
+    """Copies ``v`` into plain JSON types, so the core sees exactly what the user wrote.
+
+    Dates become ISO strings (the core then rejects them with a typed message); numpy scalars and
+    paths are converted; NaN/inf and other objects are rejected here with their path.
+    """
+    if isinstance(v, Mapping):
+        out: dict[str, Any] = {}
+        for k, x in v.items():
+            if not isinstance(k, str):
+                raise ScenarioError.single("invalid_type", f"keys must be strings, got {k!r}", loc=loc, input=k)
+            out[k] = _to_json_value(x, (*loc, k))
+        return out
+    if isinstance(v, (list, tuple)):
+        return [_to_json_value(x, (*loc, i)) for i, x in enumerate(v)]
+    if v is None or isinstance(v, (bool, int, str)):
+        return v
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            raise ScenarioError.single("value_error", f"must be a finite number, got {v}", loc=loc, input=v)
+        return v
+    if isinstance(v, os.PathLike):
+        return os.fspath(v)
+    if hasattr(v, "isoformat"):  # TOML dates and times
+        return v.isoformat()
+    if hasattr(v, "item") and callable(v.item):  # numpy scalars
+        return _to_json_value(v.item(), loc)
+    raise ScenarioError.single("invalid_type", f"cannot be used in a scenario: {type(v).__name__}",
+                               loc=loc, input=repr(v))
