@@ -1,2 +1,19 @@
-"""lasthop: fast, faithful simulator of the Wi-Fi last hop (placeholder; full API follows)."""
+"""lasthop: the fast, faithful simulator of the Wi-Fi last hop for real-time traffic.
+
+    import lasthop
+    sc = lasthop.Scenario.load("examples/quickstart.toml")
+    res = lasthop.run(sc, seed=7)
+    res.flows                      # one row per flow (pandas)
+    res.packets                    # one row per packet, a timestamp per stage
+    res.save("runs/quickstart")    # packets.parquet, flows.parquet, summary.json
+
+The engine is the Rust core behind the private module ``lasthop._lasthop``.
+"""
+
 from lasthop._lasthop import __version__
+from lasthop.errors import LasthopError, ScenarioError, TraceFormatError
+from lasthop.result import RunResult
+from lasthop.runner import run
+from lasthop.scenario import Scenario
+
+__all__ = ["Scenario", "run", "RunResult", "LasthopError", "ScenarioError", "TraceFormatError", "__version__"]

@@ -1,0 +1,234 @@
+"""The result of one run: per-packet and per-flow DataFrames and a deterministic summary.
+
+Run directory layout (written by :meth:`RunResult.save`)::
+
+    packets.parquet   one row per packet (see PACKET_COLUMNS)
+    flows.parquet     one row per flow (sent/delivered/dropped, loss, throughput, latency percentiles)
+    summary.json      lasthop version, git revision, seed, resolved scenario, metrics, event digest
+
+Each file is written to a temporary name in the same directory and renamed into place, and
+``summary.json`` is written last: its presence marks a complete run. The summary holds nothing that
+depends on the host or the wall clock, so two runs of a scenario with the same seed produce
+byte-identical ``summary.json`` files.
+
+Timestamps are integer nanoseconds of simulated time in pandas' nullable ``Int64`` dtype: a packet that
+never reached a stage has ``<NA>`` there (the core's ``2**64-1`` marker). ``latency_ms`` is a plain
+``float64`` with ``NaN`` for packets that were not delivered, so numpy reductions work on it directly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lasthop import _lasthop
+from lasthop.errors import LasthopError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from lasthop.scenario import Scenario
+
+__all__ = ["RunResult", "SUMMARY_FORMAT", "NOT_REACHED", "dumps_summary"]
+
+SUMMARY_FORMAT = "lasthop-run/1"
+"""Version tag of the run directory layout, stored in ``summary.json`` as ``format``."""
+
+NOT_REACHED = 2**64 - 1
+"""The core's marker for a stage a packet did not reach (becomes ``<NA>``)."""
+
+PACKETS_FILE, FLOWS_FILE, SUMMARY_FILE = "packets.parquet", "flows.parquet", "summary.json"
+
+
+def dumps_summary(summary: Mapping[str, Any]) -> str:
+    """The canonical JSON text of a summary (sorted keys, 2-space indent, trailing newline)."""
+    return json.dumps(summary, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+class RunResult:
+    """What a run produced. ``packets`` and ``flows`` are pandas DataFrames; ``summary`` is a dict."""
+
+    def __init__(self, summary: dict[str, Any], flows: pd.DataFrame,
+                 packets: pd.DataFrame | Callable[[], pd.DataFrame]) -> None:
+        self.summary = summary
+        self.flows = flows
+        self._packets = packets
+
+    @property
+    def packets(self) -> pd.DataFrame:
+        """One row per packet, built on first access."""
+        if callable(self._packets):
+            self._packets = self._packets()
+        return self._packets
+
+    @property
+    def seed(self) -> int:
+        return int(self.summary["seed"])
+
+    @property
+    def scenario(self) -> Scenario:
+        """The resolved scenario of this run (running it with ``seed`` reproduces the run)."""
+        from lasthop.scenario import Scenario
+
+        return Scenario.from_dict(self.summary["scenario"])
+
+    def summary_json(self) -> str:
+        """``summary`` as canonical JSON: exactly the bytes of ``summary.json``."""
+        return dumps_summary(self.summary)
+
+    def __repr__(self) -> str:
+        name = self.summary["scenario"].get("name") or "scenario"
+        return f"<RunResult {name!r} seed={self.seed} flows={len(self.flows)} events={self.summary['events']}>"
+
+    # -- building from the core -----------------------------------------------------------------------
+
+    @classmethod
+    def _from_native(cls, out: Mapping[str, Any]) -> RunResult:
+        import pandas as pd
+
+        flows = list(out["flows"])
+        names = [f["flow"] for f in flows]
+        summary = _summary(out, flows)
+        cols, reasons = out["packets"], list(out["drop_reasons"])
+        return cls(summary, pd.DataFrame(flows), lambda: _packets_frame(cols, reasons, names))
+
+    # -- run directories ------------------------------------------------------------------------------
+
+    def save(self, directory: str | os.PathLike[str]) -> Path:
+        """Writes ``packets.parquet``, ``flows.parquet`` and (last) ``summary.json`` into ``directory``.
+
+        An existing ``summary.json`` there is removed first, so the directory never looks complete
+        while it mixes files of two runs. Returns the directory.
+        """
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        d = Path(directory)
+        d.mkdir(parents=True, exist_ok=True)
+        (d / SUMMARY_FILE).unlink(missing_ok=True)
+
+        def parquet(df: pd.DataFrame) -> Callable[[Path], None]:
+            return lambda tmp: pq.write_table(pa.Table.from_pandas(df, preserve_index=False), tmp)
+
+        _atomic_write(d / PACKETS_FILE, parquet(self.packets))
+        _atomic_write(d / FLOWS_FILE, parquet(self.flows))
+        text = self.summary_json()
+        _atomic_write(d / SUMMARY_FILE, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+        _fsync_dir(d)
+        return d
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike[str]) -> RunResult:
+        """Reads a run directory written by :meth:`save`."""
+        import pandas as pd
+
+        d = Path(directory)
+        try:
+            summary = json.loads((d / SUMMARY_FILE).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise LasthopError(f"{d}: not a complete run directory (no {SUMMARY_FILE})") from None
+        flows = pd.read_parquet(d / FLOWS_FILE)
+        return cls(summary, flows, lambda: pd.read_parquet(d / PACKETS_FILE))
+
+
+def _summary(out: Mapping[str, Any], flows: list[dict[str, Any]]) -> dict[str, Any]:
+    scenario = json.loads(out["resolved"])
+    canonical = json.dumps(scenario, sort_keys=True, separators=(",", ":"))
+    per_flow = {f["flow"]: {k: v for k, v in f.items() if k != "flow"} for f in flows}
+    return {
+        "format": SUMMARY_FORMAT,
+        "lasthop_version": _lasthop.__version__,
+        "git_revision": _lasthop.git_revision(),
+        "seed": int(out["seed"]),
+        "scenario": scenario,
+        "scenario_sha256": hashlib.sha256(canonical.encode()).hexdigest(),
+        "sim_end_ns": int(out["sim_end_ns"]),
+        "metrics": {"flows": per_flow, "aggregate": _aggregate(flows)},
+        "components": out["components"],
+        "events": int(out["events"]),
+        "event_digest": out["event_digest"],
+    }
+
+
+def _aggregate(flows: list[dict[str, Any]]) -> dict[str, Any]:
+    keys = ("sent_packets", "delivered_packets", "dropped_packets", "in_flight_packets", "sent_bytes",
+            "delivered_bytes")
+    agg: dict[str, Any] = {k: sum(int(f[k]) for f in flows) for k in keys}
+    agg["flows"] = len(flows)
+    agg["loss_rate"] = agg["dropped_packets"] / agg["sent_packets"] if agg["sent_packets"] else 0.0
+    agg["throughput_mbps"] = sum(float(f["throughput_mbps"]) for f in flows)
+    return agg
+
+
+PACKET_COLUMNS = {
+    "flow": "flow name (categorical; matches flows.parquet `flow`)",
+    "flow_id": "flow index in the scenario (uint32)",
+    "seq": "per-flow sequence number (uint64)",
+    "size_bytes": "IP packet size (uint32)",
+    "t_*_ns": "simulated ns when the packet reached each stage (Int64, <NA> if never)",
+    "latency_ms": "one-way latency t_delivered - t_sent in ms (float64, NaN if not delivered)",
+    "drop_reason": "why it was dropped (categorical, <NA> if not dropped)",
+}
+
+
+def _packets_frame(cols: Mapping[str, tuple[str, bytes]], reasons: list[str], flow_names: list[str]) -> pd.DataFrame:
+    import numpy as np
+    import pandas as pd
+
+    def col(name: str) -> Any:
+        dtype, buf = cols[name]
+        return np.frombuffer(buf, dtype=dtype).astype(np.dtype(dtype).newbyteorder("="), copy=True)
+
+    flow = col("flow")
+    data: dict[str, Any] = {
+        "flow": pd.Categorical.from_codes(flow.astype(np.int64), categories=pd.Index(flow_names)),
+        "flow_id": flow,
+        "seq": col("seq"),
+        "size_bytes": col("size_bytes"),
+    }
+    for name in cols:
+        if name.startswith("t_") and name.endswith("_ns"):
+            raw = col(name)
+            mask = raw == np.uint64(NOT_REACHED)
+            data[name] = pd.arrays.IntegerArray(np.where(mask, 0, raw).astype(np.int64), mask)
+    sent, delivered = col("t_sent_ns"), col("t_delivered_ns")
+    ok = delivered != np.uint64(NOT_REACHED)
+    latency = np.full(len(sent), np.nan)
+    latency[ok] = (delivered[ok] - sent[ok]).astype(np.float64) / 1e6
+    data["latency_ms"] = latency
+    codes = col("drop_reason").astype(np.int64) - 1  # 0 = not dropped → -1 = <NA>
+    data["drop_reason"] = pd.Categorical.from_codes(codes, categories=pd.Index(reasons[1:]))
+    return pd.DataFrame(data)
+
+
+def _atomic_write(path: Path, write: Callable[[Path], object]) -> None:
+    """Writes through ``write(tmp)`` to a temporary name beside ``path``, fsyncs, then renames."""
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        write(tmp)
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _fsync_dir(d: Path) -> None:
+    try:
+        fd = os.open(d, os.O_RDONLY)
+    except OSError:  # pragma: no cover - platforms without directory fds
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover
+        pass
+    finally:
+        os.close(fd)

@@ -1,0 +1,116 @@
+"""``lasthop.run``: runs a scenario in the Rust core and wraps the output in a :class:`RunResult`.
+
+The core runs with the GIL released in a worker thread. The calling thread only waits, which keeps it
+able to take Ctrl-C: a ``KeyboardInterrupt`` cancels the run through its :class:`_lasthop.Progress`,
+waits for the worker to stop, and propagates. The same object's ``sim_time_ns`` drives the progress
+bar. (The module is called ``runner`` so that it does not shadow the ``lasthop.run`` function.)
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from lasthop import _lasthop
+from lasthop.errors import ScenarioError
+from lasthop.result import RunResult
+from lasthop.scenario import Scenario
+
+__all__ = ["run"]
+
+PROGRESS_AFTER_S = 2.0
+"""Wall time after which a still-running run shows a progress bar (when stderr is a terminal)."""
+
+
+def run(scenario: Scenario | str | os.PathLike[str] | Mapping[str, Any], seed: int | None = None,
+        progress: bool = False) -> RunResult:
+    """Runs ``scenario`` (a Scenario, a scenario file path, or a dict) and returns its result.
+
+    ``seed`` overrides the scenario's master seed. With ``progress=True``, a run that takes longer than
+    about two seconds shows a progress bar on stderr if stderr is a terminal.
+    """
+    sc = _as_scenario(scenario)
+    if seed is not None:
+        sc = sc.with_seed(seed)
+    handle = _lasthop.Progress()
+    done = threading.Event()
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["out"] = _lasthop.run(sc.to_json(), sc.base_dir, None, handle)
+        except BaseException as e:  # noqa: BLE001 - handed to the waiting thread
+            box["err"] = e
+        finally:
+            done.set()
+
+    threading.Thread(target=work, name="lasthop-run", daemon=True).start()
+    try:
+        _wait(done, handle, sc, show=progress and sys.stderr.isatty())
+    except BaseException:
+        _cancel(done, handle)
+        raise
+    if "err" in box:
+        raise box["err"]
+    return RunResult._from_native(box["out"])
+
+
+def _cancel(done: threading.Event, handle: _lasthop.Progress) -> None:
+    """Stops the engine and waits until it has returned; a second Ctrl-C does not cut the wait short.
+
+    The engine checks its cancel flag every few thousand events, so this takes milliseconds. Letting the
+    interpreter exit while the worker is still inside the engine would abort the process.
+    """
+    handle.cancel()
+    while True:
+        try:
+            if done.wait(0.05):
+                return
+        except KeyboardInterrupt:
+            continue
+
+
+def _as_scenario(s: Scenario | str | os.PathLike[str] | Mapping[str, Any]) -> Scenario:
+    if isinstance(s, Scenario):
+        return s
+    if isinstance(s, Mapping):
+        return Scenario.from_dict(s)
+    if isinstance(s, (str, os.PathLike)):
+        return Scenario.load(s)
+    raise ScenarioError.single("invalid_type", f"expected a Scenario, a path or a dict, got {type(s).__name__}")
+
+
+def _wait(done: threading.Event, handle: _lasthop.Progress, sc: Scenario, show: bool) -> None:
+    """Waits for the worker, in short steps so that Ctrl-C is noticed promptly.
+
+    (An Event, not ``Thread.join``: on Python < 3.13 a join interrupted by KeyboardInterrupt can mark a
+    running thread as stopped, so a later join would return while the engine still runs.)
+    """
+    show_at = time.monotonic() + PROGRESS_AFTER_S
+    while not done.wait(0.05):
+        if show and time.monotonic() >= show_at:
+            _show_progress(done, handle, sc)
+            return
+
+
+def _show_progress(done: threading.Event, handle: _lasthop.Progress, sc: Scenario) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    total = sc.duration_s
+    columns = (
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed:.1f}/{task.total:g} s simulated"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(escape(sc.name), total=total)
+        while not done.wait(0.1):
+            bar.update(task, completed=min(total, handle.sim_time_ns / 1e9))
