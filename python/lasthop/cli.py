@@ -1,0 +1,80 @@
+"""The ``lasthop`` command: a click group whose subcommands live in ``lasthop.commands``.
+
+Each public module of ``lasthop.commands`` (name not starting with ``_``) is one subcommand and exposes
+``command`` (a ``click.Command`` or group). Adding a subcommand is adding a module: nothing here needs
+editing, so work on different subcommands never collides. Modules keep heavy imports (pandas, pyarrow)
+inside their functions, so ``lasthop check`` starts fast. The group turns lasthop's own errors into clean messages and exit codes, so no command
+prints a traceback for bad input:
+
+    0    success
+    1    a lasthop error that is not the user's input (e.g. the run directory cannot be written)
+    2    bad input: an invalid or missing scenario, a bad flag (click's usage errors also exit 2)
+    130  interrupted (Ctrl-C); a run directory is never left looking complete
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from typing import Any
+
+import click
+
+from lasthop import __version__, commands
+from lasthop.errors import LasthopError, ScenarioError
+
+__all__ = ["cli", "main", "EXIT_USAGE", "EXIT_INTERRUPTED"]
+
+EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
+
+
+
+def command_modules() -> list[str]:
+    """Names of the subcommand modules in ``lasthop.commands``, sorted."""
+    return sorted(m.name for m in pkgutil.iter_modules(commands.__path__) if not m.name.startswith("_"))
+
+
+def scenario_error_lines(e: ScenarioError) -> list[str]:
+    """``error: FILE: flows[2].rate_mbps: ...`` lines (the file is named once per line, if known)."""
+    out = []
+    for line in e.lines():
+        if e.source and not line.startswith(e.source):
+            line = f"{e.source}: {line}"
+        out.append(f"error: {line}")
+    return out
+
+
+class LasthopGroup(click.Group):
+    """A group that maps lasthop errors and Ctrl-C to exit codes for every subcommand."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except ScenarioError as e:
+            for line in scenario_error_lines(e):
+                click.echo(line, err=True)
+            ctx.exit(EXIT_USAGE)
+        except LasthopError as e:
+            click.echo(f"error: {e}", err=True)
+            ctx.exit(EXIT_ERROR)
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            ctx.exit(EXIT_INTERRUPTED)
+
+
+@click.group(cls=LasthopGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="lasthop")
+def cli() -> None:
+    """lasthop: a fast, deterministic simulator of the Wi-Fi last hop."""
+
+
+for _name in command_modules():
+    _module = importlib.import_module(f"lasthop.commands.{_name}")
+    if not isinstance(getattr(_module, "command", None), click.Command):
+        raise ImportError(f"lasthop.commands.{_name} must define `command`, a click.Command")
+    cli.add_command(_module.command)
+
+
+def main() -> None:
+    """Entry point of the ``lasthop`` console script."""
+    cli(prog_name="lasthop")

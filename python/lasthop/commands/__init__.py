@@ -1,0 +1,1 @@
+"""Subcommands of the ``lasthop`` CLI, one module each; every module exposes ``command``."""

@@ -1,0 +1,49 @@
+"""``lasthop run``: run a scenario, save its run directory, print a summary."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import click
+
+from lasthop.errors import LasthopError
+from lasthop.scenario import Scenario
+
+
+def default_out(sc: Scenario) -> Path:
+    """``runs/<scenario name>``, with the name reduced to characters safe in a path."""
+    safe = re.sub(r"[^\w.-]+", "-", sc.name).strip("-.") or "run"
+    return Path("runs") / safe
+
+
+@click.command("run")
+@click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--seed", type=click.IntRange(0, 2**64 - 1), help="Master seed (overrides the scenario's).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Run directory to write [default: runs/<scenario name>].")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the summary as one JSON document on stdout, and nothing else.")
+def command(scenario: Path, seed: int | None, out: Path | None, as_json: bool) -> None:
+    """Run SCENARIO and write packets.parquet, flows.parquet and summary.json to the run directory."""
+    sc = Scenario.load(scenario)
+    if seed is not None:
+        sc = sc.with_seed(seed)
+    out = out or default_out(sc)
+    click.echo(f"lasthop: running {sc.name}: {sc.describe()}", err=True)
+
+    from lasthop.runner import run
+
+    result = run(sc, progress=True)
+    try:
+        result.save(out)
+    except OSError as e:
+        raise LasthopError(f"cannot write the run directory {out}: {e.strerror or e}") from None
+    if as_json:
+        sys.stdout.write(result.summary_json())
+        sys.stdout.flush()
+        return
+    from lasthop.commands._display import print_run
+
+    print_run(result, out)
