@@ -1,0 +1,112 @@
+"""Typed stubs of the native module ``lasthop._lasthop`` (crates/lasthop-py/src/lib.rs).
+
+The module only converts: scenario JSON in, plain Python objects and little-endian column buffers out.
+Use the ``lasthop`` package API instead of calling it directly.
+"""
+
+from typing import Any, TypedDict, final
+
+__version__: str
+__all__ = [
+    "__version__",
+    "Progress",
+    "check",
+    "schema",
+    "run",
+    "git_revision",
+    "saturation",
+    "bianchi_ofdm54",
+    "airtime_table",
+]
+
+class _Issue(TypedDict):
+    type: str
+    loc: list[str | int]
+    msg: str
+    input: Any
+
+# Functional form: `from` is a Python keyword.
+_FlowSummary = TypedDict(
+    "_FlowSummary",
+    {
+        "flow": str,
+        "kind": str,
+        "from": str,
+        "to": str,
+        "sent_packets": int,
+        "delivered_packets": int,
+        "dropped_packets": int,
+        "in_flight_packets": int,
+        "loss_rate": float,
+        "sent_bytes": int,
+        "delivered_bytes": int,
+        "throughput_mbps": float,
+        "latency_mean_ms": float | None,
+        "latency_p50_ms": float | None,
+        "latency_p95_ms": float | None,
+        "latency_p99_ms": float | None,
+        "latency_p999_ms": float | None,
+        "latency_max_ms": float | None,
+    },
+)
+
+class _RunOutput(TypedDict):
+    packets: dict[str, tuple[str, bytes]]
+    """Column name → (numpy dtype string, little-endian bytes). Stage columns ``t_*_ns`` hold
+    ``2**64-1`` where the packet did not reach the stage; ``drop_reason`` indexes ``drop_reasons``."""
+    drop_reasons: list[str]
+    flows: list[_FlowSummary]
+    components: dict[str, Any]
+    events: int
+    event_digest: str
+    seed: int
+    sim_end_ns: int
+    resolved: str
+
+@final
+class Progress:
+    """Shared progress state of one run: simulated time reached, and a cancel flag."""
+
+    def __new__(cls) -> Progress: ...
+    @property
+    def sim_time_ns(self) -> int:
+        """Simulated time reached so far, in nanoseconds."""
+    def cancel(self) -> None:
+        """Asks the run to stop at its next progress check (it then raises KeyboardInterrupt)."""
+
+def check(scenario_json: str, base_dir: str) -> tuple[str | None, list[_Issue]]:
+    """Validates a scenario. Returns ``(resolved_json, [])`` or ``(None, [issue, ...])``."""
+
+def schema() -> str:
+    """The JSON Schema of scenario files, as JSON text."""
+
+def git_revision() -> str:
+    """The git revision this module was built from (``unknown`` outside git, ``-dirty`` suffix)."""
+
+def run(
+    scenario_json: str,
+    base_dir: str,
+    seed: int | None = None,
+    progress: Progress | None = None,
+) -> _RunOutput:
+    """Runs a scenario with the GIL released. Raises ValueError for an invalid scenario and
+    KeyboardInterrupt when ``progress.cancel()`` stopped it."""
+
+# -- validation and benchmark helpers (802.11 model) ------------------------------------------------------
+
+def saturation(
+    scenario: str,
+    n: int,
+    seed: int = 1,
+    warmup_s: float = 1.0,
+    measure_s: float = 10.0,
+) -> dict[str, Any]:
+    """One saturated anchor run (``validate ns3``, ``bench``): throughput, Jain index, p_fail, events.
+    Raises ValueError for an unknown scenario name or bad numbers."""
+
+def bianchi_ofdm54(n: int) -> tuple[float, float, float]:
+    """Bianchi's model for 802.11a 54 Mb/s with ``n`` stations: ``(tau, p, throughput_mbps)``."""
+
+def airtime_table(standard: str, lengths: list[int], sgi_round4: bool = True) -> list[dict[str, Any]]:
+    """Every valid TxVector of ``standard`` (ofdm, ht, vht, he) with its PPDU duration (ns) per PSDU
+    length."""
