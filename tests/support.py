@@ -1,0 +1,67 @@
+"""Test helpers: small scenarios as dicts, a tiny TOML writer, and a CLI runner."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLES = REPO / "examples"
+
+
+def small_scenario(duration_s: float = 3.0) -> dict[str, Any]:
+    """The quick start's topology, shortened: a CBR flow plus a Poisson flow that overloads the last hop."""
+    return {
+        "name": "small",
+        "duration_s": duration_s,
+        "seed": 1,
+        "servers": [{"name": "server"}],
+        "aps": [{"name": "ap", "last_hop": {"type": "wired", "rate_mbps": 30, "delay_ms": 2,
+                                            "queue": {"type": "fifo", "packets": 100}}}],
+        "stations": [{"name": "laptop"}, {"name": "phone"}],
+        "links": [{"a": "server", "b": "ap", "rate_mbps": 100, "delay_ms": 10}],
+        "flows": [
+            {"name": "video", "type": "udp_cbr", "from": "server", "to": "laptop", "rate_mbps": 10},
+            {"name": "bulk", "type": "udp_poisson", "from": "server", "to": "phone", "rate_mbps": 25,
+             "packet_bytes": 1500, "start_s": 0.5, "stop_s": duration_s - 0.5},
+        ],
+    }
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float, str)):
+        return json.dumps(v)
+    if isinstance(v, Mapping):
+        return "{ " + ", ".join(f"{k} = {_toml_value(x)}" for k, x in v.items()) + " }"
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    raise TypeError(type(v))
+
+
+def toml_dumps(d: Mapping[str, Any]) -> str:
+    """Enough TOML for scenarios: top-level scalars, arrays of tables, nested tables inline."""
+    lines = [f"{k} = {_toml_value(v)}" for k, v in d.items()
+             if not (isinstance(v, list) and v and all(isinstance(x, Mapping) for x in v))]
+    for k, v in d.items():
+        if isinstance(v, list) and v and all(isinstance(x, Mapping) for x in v):
+            for item in v:
+                lines += ["", f"[[{k}]]"] + [f"{ik} = {_toml_value(iv)}" for ik, iv in item.items()]
+    return "\n".join(lines) + "\n"
+
+
+def write_scenario(path: Path, d: Mapping[str, Any]) -> Path:
+    path.write_text(toml_dumps(d), encoding="utf-8")
+    return path
+
+
+def lasthop_cli(*args: str | os.PathLike[str], cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """Runs ``python -m lasthop ARGS`` (the same code as the ``lasthop`` script) and captures its output."""
+    return subprocess.run([sys.executable, "-m", "lasthop", *map(str, args)], cwd=cwd, capture_output=True,
+                          text=True, timeout=timeout)

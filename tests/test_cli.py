@@ -1,0 +1,70 @@
+"""The CLI's happy paths: run (table and --json), check, schema, the run directory."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from support import lasthop_cli
+
+SUMMARY_KEYS = {"format", "lasthop_version", "git_revision", "seed", "scenario", "scenario_sha256", "sim_end_ns",
+                "metrics", "components", "events", "event_digest"}
+
+
+def test_run_json_is_exactly_the_summary(small: Path) -> None:
+    r = lasthop_cli("run", "small.toml", "--seed", "7", "--json", cwd=small.parent)
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout)  # stdout is one JSON document and nothing else
+    assert set(summary) == SUMMARY_KEYS
+    assert summary["seed"] == 7 and summary["scenario"]["seed"] == 7
+    assert set(summary["metrics"]["flows"]) == {"video", "bulk"}
+    assert summary["metrics"]["flows"]["video"]["kind"] == "udp_cbr"
+    assert summary["metrics"]["aggregate"]["sent_packets"] > 0
+    assert len(summary["event_digest"]) == 16
+    # The file on disk holds the same bytes as stdout, and the default directory is runs/<name>.
+    assert (small.parent / "runs" / "small" / "summary.json").read_text(encoding="utf-8") == r.stdout
+
+
+def test_run_directory_has_three_files_and_no_temp_files(small: Path) -> None:
+    out = small.parent / "out" / "nested"
+    r = lasthop_cli("run", "small.toml", "--out", out, cwd=small.parent)
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["flows.parquet", "packets.parquet", "summary.json"]
+    # A second run into the same directory replaces the files, still without leftovers.
+    r = lasthop_cli("run", "small.toml", "--out", out, "--seed", "2", cwd=small.parent)
+    assert sorted(p.name for p in out.iterdir()) == ["flows.parquet", "packets.parquet", "summary.json"]
+    assert json.loads((out / "summary.json").read_text())["seed"] == 2
+
+
+def test_run_prints_a_flow_table_and_the_run_directory(small: Path) -> None:
+    r = lasthop_cli("run", "small.toml", "--out", "here", cwd=small.parent)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert any("video" in line and "udp_cbr" in line for line in lines)
+    assert any("bulk" in line and "udp_poisson" in line for line in lines)
+    assert lines[-1] == "run directory: here"
+    assert "lasthop: running small" in r.stderr
+
+
+def test_check_ok(small: Path) -> None:
+    r = lasthop_cli("check", "small.toml", cwd=small.parent)
+    assert r.returncode == 0
+    assert r.stdout.startswith("ok: small: 1 server, 1 AP, 2 stations, 1 link, 2 flows")
+    assert not (small.parent / "runs").exists()
+
+
+def test_schema_is_json_schema(tmp_path: Path) -> None:
+    r = lasthop_cli("schema", cwd=tmp_path)
+    assert r.returncode == 0
+    schema = json.loads(r.stdout)
+    assert "duration_s" in schema["properties"]
+    assert schema["additionalProperties"] is False
+
+
+def test_version_and_help(tmp_path: Path) -> None:
+    import lasthop
+
+    r = lasthop_cli("--version", cwd=tmp_path)
+    assert r.returncode == 0 and lasthop.__version__ in r.stdout
+    r = lasthop_cli("--help", cwd=tmp_path)
+    assert r.returncode == 0 and all(c in r.stdout for c in ("run", "check", "schema"))

@@ -1,0 +1,117 @@
+"""RunResult: DataFrame columns and their null semantics, save/load, atomic run directories."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from support import small_scenario
+
+import lasthop
+from lasthop import RunResult, Scenario
+
+
+@pytest.fixture(scope="module")
+def result() -> RunResult:
+    return lasthop.run(Scenario.from_dict(small_scenario()), seed=3)
+
+
+def test_packets_columns(result: RunResult) -> None:
+    p = result.packets
+    assert list(p.columns[:4]) == ["flow", "flow_id", "seq", "size_bytes"]
+    assert list(p.columns[-2:]) == ["latency_ms", "drop_reason"]
+    stages = [c for c in p.columns if c.startswith("t_")]
+    assert stages[0] == "t_sent_ns" and stages[-1] == "t_delivered_ns"
+    assert all(str(p[c].dtype) == "Int64" for c in stages)
+    assert p["latency_ms"].dtype == np.float64
+    assert isinstance(p["flow"].dtype, pd.CategoricalDtype)
+    assert list(p["flow"].cat.categories) == ["video", "bulk"]
+    assert set(p["drop_reason"].cat.categories) >= {"queue_full"}
+    # Per-flow sequence numbers count up from 0.
+    assert (p.groupby("flow", observed=True)["seq"].min() == 0).all()
+
+
+def test_null_semantics(result: RunResult) -> None:
+    p = result.packets
+    # Nothing crosses the 802.11 stages yet: those columns are all <NA>.
+    assert p["t_txq_enq_ns"].isna().all()
+    assert p["t_sent_ns"].notna().all()
+    dropped = p["drop_reason"].notna()
+    assert dropped.any(), "the small scenario overloads the last hop"
+    assert p.loc[dropped, "t_delivered_ns"].isna().all()
+    assert p.loc[dropped, "latency_ms"].isna().all()
+    delivered = p["t_delivered_ns"].notna()
+    lat = (p.loc[delivered, "t_delivered_ns"] - p.loc[delivered, "t_sent_ns"]).astype(float) / 1e6
+    assert np.allclose(lat.to_numpy(), p.loc[delivered, "latency_ms"].to_numpy())
+    # The base latency is 10 ms + 2 ms of propagation plus serialization; never less.
+    assert p["latency_ms"].min() > 12
+
+
+def test_flows_frame_matches_summary(result: RunResult) -> None:
+    f = result.flows.set_index("flow")
+    assert list(f.index) == ["video", "bulk"]
+    for name, m in result.summary["metrics"]["flows"].items():
+        assert f.loc[name, "sent_packets"] == m["sent_packets"]
+        assert f.loc[name, "dropped_packets"] == m["dropped_packets"]
+    drops = result.packets["drop_reason"].notna().groupby(result.packets["flow"], observed=True).sum()
+    # Packets sent in the warm-up are logged but not counted; there is no warm-up here.
+    assert drops["bulk"] == f.loc["bulk", "dropped_packets"]
+
+
+def test_summary_has_no_host_dependent_fields(result: RunResult) -> None:
+    text = result.summary_json()
+    for needle in (str(Path.home()), str(Path.cwd()), "hostname", "time_s", "wall"):
+        assert needle not in text
+    assert result.summary["git_revision"] == lasthop._lasthop.git_revision()
+
+
+def test_save_load_roundtrip(result: RunResult, tmp_path: Path) -> None:
+    result.save(tmp_path / "run")
+    back = RunResult.load(tmp_path / "run")
+    assert back.summary == result.summary
+    pd.testing.assert_frame_equal(back.packets, result.packets)
+    pd.testing.assert_frame_equal(back.flows, result.flows)
+
+
+def test_embedded_scenario_reproduces_the_run(result: RunResult) -> None:
+    again = lasthop.run(result.scenario)
+    assert again.summary_json() == result.summary_json()
+
+
+def test_a_failed_save_never_looks_complete(result: RunResult, tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    d = tmp_path / "run"
+    result.save(d)
+    assert (d / "summary.json").exists()
+
+    def boom(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    import pyarrow.parquet as pq
+
+    monkeypatch.setattr(pq, "write_table", boom)
+    with pytest.raises(KeyboardInterrupt):
+        result.save(d)
+    # The old summary went first, and the temp file was cleaned up.
+    assert sorted(p.name for p in d.iterdir()) == ["flows.parquet", "packets.parquet"]
+    with pytest.raises(lasthop.LasthopError, match="not a complete run directory"):
+        RunResult.load(d)
+
+
+def test_run_accepts_paths_and_dicts(tmp_path: Path) -> None:
+    d = small_scenario(duration_s=2.0)
+    a = lasthop.run(d, seed=1)
+    (tmp_path / "s.json").write_text(json.dumps(d))
+    b = lasthop.run(tmp_path / "s.json", seed=1)
+    assert a.summary["event_digest"] == b.summary["event_digest"]
+
+
+def test_packet_log_can_be_disabled() -> None:
+    d = small_scenario(duration_s=2.0)
+    d["output"] = {"packets": False}
+    r = lasthop.run(d)
+    assert len(r.packets) == 0 and "t_sent_ns" in r.packets.columns
+    assert r.summary["metrics"]["aggregate"]["sent_packets"] > 0
