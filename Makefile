@@ -2,17 +2,32 @@
 #   make demo  — set up .venv, build the Rust core (release), run the main job and print a summary
 #   make test  — same idempotent setup, then cargo test for the workspace and pytest
 # Setup needs only python3 (3.10+), cargo and the package registries.
+#
+# Every recipe runs in bash with -e and pipefail, so a failing step fails make even when its output is
+# piped through a filter.
+
+SHELL       := /bin/bash
+.SHELLFLAGS := -eo pipefail -c
 
 VENV    := .venv
 PY      := $(VENV)/bin/python
 STAMPS  := $(VENV)/.stamps
 CARGO   ?= cargo
+PIP     := $(PY) -m pip --quiet --disable-pip-version-check
 export PATH := $(HOME)/.cargo/bin:$(PATH)
+
+# Drops maturin's progress chatter; everything else (compiler errors, warnings) stays visible.
+# grep exits 1 when it filtered every line: that is not a failure.
+QUIET_MATURIN := { grep -v -e "^🍹" -e "^📦" -e "^🔗" -e "^🐍" -e "^📖" -e "^🛠" -e "^✏️" -e "^📡" -e "^⚠️  Warning: You're building" \
+                   -e "^ *Finished" -e "^ *Compiling" -e "Installed lasthop" -e "^Requirement already satisfied" || test $$? = 1; }
+
+# pip --quiet still reports dependency-resolver notices; keep its warnings and errors only.
+QUIET_PIP := { grep -v -e "^Requirement already satisfied" -e "^\[notice\]" || test $$? = 1; }
 
 .PHONY: demo test setup build rust-test py-test bench clean
 
 demo: build
-	$(VENV)/bin/lasthop run examples/quickstart.toml --out runs/quickstart
+	@$(VENV)/bin/lasthop run examples/quickstart.toml --out runs/quickstart
 
 test: build rust-test py-test
 
@@ -22,21 +37,32 @@ $(PY):
 	python3 -m venv $(VENV)
 
 $(STAMPS)/deps: pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
-	$(PY) -m pip install --quiet --disable-pip-version-check "maturin>=1.7,<2" \
-	    numpy pyarrow pandas click rich matplotlib pytest mypy
-	mkdir -p $(STAMPS) && touch $@
+	@echo "setup: installing Python dependencies into $(VENV)"
+	@$(PIP) install --upgrade pip 2>&1 | $(QUIET_PIP)
+	@$(PIP) install "maturin>=1.7,<2" numpy pyarrow pandas click rich matplotlib pytest mypy \
+	    "tomli>=2; python_version < '3.11'" 2>&1 | $(QUIET_PIP)
+	@mkdir -p $(STAMPS) && touch $@
 
-# Always run: cargo's incremental build makes this a no-op when nothing changed.
-build: setup
-	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release --quiet 2>&1 | grep -v "^📦\|^🔗\|^🐍\|^⚠️  Warning: You're building" || true
-	@$(PY) -c "import lasthop._lasthop" || (echo "building the native module failed" >&2; exit 1)
+# The first build installs the package (editable) with its `lasthop` script; later builds only rebuild
+# the native module in place (cargo makes that a no-op when nothing changed). Reinstalls when
+# pyproject.toml changes.
+$(STAMPS)/installed: $(STAMPS)/deps
+	@echo "build: building the native module (release) and installing lasthop into $(VENV)"
+	@VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release --quiet 2>&1 | $(QUIET_MATURIN)
+	@touch $@
+
+build: $(STAMPS)/installed
+	@echo "build: native module (release, incremental)"
+	@VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release --quiet --skip-install 2>&1 | $(QUIET_MATURIN)
+	@$(PY) -c "import lasthop._lasthop" || { echo "building the native module failed" >&2; exit 1; }
 
 rust-test:
-	$(CARGO) test --release --workspace --exclude lasthop-py
+	@echo "rust-test: cargo test (release)"
+	@$(CARGO) test --quiet --release --workspace --exclude lasthop-py
 
 py-test:
-	$(VENV)/bin/pytest -q
+	@echo "py-test: pytest"
+	@$(VENV)/bin/pytest -q
 
 bench: build
 	$(CARGO) bench -p lasthop-core --bench engine
