@@ -6,7 +6,8 @@ fn main() {
     let n: u32 = a.get(2).and_then(|s| s.parse().ok()).unwrap_or(10);
     let secs: f64 = a.get(3).and_then(|s| s.parse().ok()).unwrap_or(10.0);
     let t = std::time::Instant::now();
-    let (r, _) = saturation::run(name, n, 1, 1.0, secs).expect("known scenario");
+    let seed: u64 = a.get(4).and_then(|s| s.parse().ok()).unwrap_or(1);
+    let (r, _) = saturation::run(name, n, seed, if name.ends_with("_agg") { 3.0 } else { 1.0 }, secs).expect("known scenario");
     let wall = t.elapsed().as_secs_f64();
     let model = bianchi::solve(&bianchi::BianchiParams::ofdm_54(), n);
     println!("{} n={} thr={:.3} jain={:.4} p_fail={:.3} (bianchi S={:.3} p={:.3}) events={} wall={:.3}s sim/wall={:.1} ev/s={:.2e}",

@@ -44,6 +44,9 @@ pub struct BssParams {
     /// is 3.9 % below ns-3 (p_fail 0.612 vs 0.575); without it 0.9 % above (0.572), so the ns-3 profile
     /// disables the reset.
     pub cw_reset_retries: u32,
+    /// Send a BlockAckReq after every missed BlockAck before retrying (ns-3
+    /// `UseExplicitBarAfterMissedBlockAck`); Linux/ath9k sends BARs only when it drops MPDUs.
+    pub explicit_bar: bool,
 }
 
 fn apply(base: [EdcaParams; 4], o: &EdcaOverrides) -> [EdcaParams; 4] {
@@ -82,6 +85,7 @@ impl BssParams {
             queue_packets: c.queue_packets,
             retry_limit: c.retry_limit,
             lifetime: SimDuration::from_secs_f64(c.msdu_lifetime_ms * 1e-3).unwrap_or(SimDuration::MAX),
+            explicit_bar: c.explicit_bar.unwrap_or(c.profile == WifiProfile::Ns3),
             cw_reset_retries: match c.profile {
                 WifiProfile::Linux => 7,
                 WifiProfile::Ns3 => u32::MAX,

@@ -26,7 +26,7 @@ use super::edca::{dscp_to_user_priority, Access, AccessCategory, Edcaf};
 use crate::channel::ChannelModel;
 use crate::engine::TimerId;
 use crate::packet::{NodeId, Packet};
-use crate::phy::airtime::{ack_duration, block_ack_duration, BlockAckBitmap};
+use crate::phy::airtime::{ack_duration, block_ack_duration, response_duration, BlockAckBitmap, BLOCK_ACK_REQ_LEN};
 use crate::phy::error::{mpdu_success_prob, preamble_detected, ErrorModel};
 use crate::phy::mcs::{PhyStandard, TxVector};
 use crate::queue::Dropped;
@@ -82,6 +82,8 @@ pub struct LinkStats {
     pub mpdus_sent: u64,
     pub mpdus_acked: u64,
     pub mpdus_dropped: u64,
+    /// BlockAckReqs sent after missed BlockAcks.
+    pub block_ack_reqs: u64,
     /// Airtime of this link's PPDUs, ns.
     pub airtime_ns: u64,
 }
@@ -96,6 +98,10 @@ struct Link {
     err_rng: Rng,
     ack: SimDuration,
     block_ack: SimDuration,
+    /// Airtime of a BlockAckReq at the control rate.
+    bar: SimDuration,
+    /// A BlockAckReq must precede the next data of this AC (explicit BAR after a missed BlockAck).
+    bar_pending: [bool; 4],
     queues: [VecDeque<Mpdu>; 4],
     next_seq: [u64; 4],
     rx_next: [u64; 4],
@@ -118,6 +124,8 @@ struct Exchange {
     link: u32,
     mpdus: Vec<Mpdu>,
     aggregated: bool,
+    /// A BlockAckReq (no MPDUs), sent after a missed BlockAck.
+    bar: bool,
     start: SimTime,
     end: SimTime,
     received: Vec<bool>,
@@ -218,6 +226,8 @@ impl Medium {
                 rx_node: l.rx,
                 ack: ack_duration(&l.txv, &b.basic_rates_mbps, timings.band),
                 block_ack: block_ack_duration(&l.txv, &b.basic_rates_mbps, timings.band, bitmap),
+                bar: response_duration(&l.txv, &b.basic_rates_mbps, timings.band, BLOCK_ACK_REQ_LEN),
+                bar_pending: [false; 4],
                 txv: l.txv,
                 channel: l.channel,
                 err_rng: Rng::derive(seed, &format!("wifi/{}->{}/errors", names[tx as usize], names[rx as usize])),
@@ -429,6 +439,9 @@ impl Medium {
                 return None;
             }
         }
+        if self.links[li as usize].bar_pending[ac] {
+            return Some(self.start_bar(now, ni, eidx, li));
+        }
         let link = &self.links[li as usize];
         let mut limits = bss.ampdu_limits;
         if let Some(left) = txop_left {
@@ -452,8 +465,19 @@ impl Medium {
         link.stats.airtime_ns += duration.as_ns();
         let aggregated = aggregate && mpdus > 1;
         self.nodes[ni as usize].exchange =
-            Some(Exchange { ac: eidx, link: li, received: vec![false; taken.len()], mpdus: taken, aggregated, start: now, end, success: false });
+            Some(Exchange { ac: eidx, link: li, received: vec![false; taken.len()], mpdus: taken, aggregated, bar: false, start: now, end, success: false });
         Some(end)
+    }
+
+    /// Starts a BlockAckReq exchange; the BlockAck that answers it ends the recovery.
+    fn start_bar(&mut self, now: SimTime, ni: u32, eidx: usize, li: u32) -> SimTime {
+        let link = &mut self.links[li as usize];
+        let end = now + link.bar;
+        link.stats.block_ack_reqs += 1;
+        link.stats.airtime_ns += link.bar.as_ns();
+        self.nodes[ni as usize].exchange =
+            Some(Exchange { ac: eidx, link: li, mpdus: Vec::new(), received: Vec::new(), aggregated: true, bar: true, start: now, end, success: false });
+        end
     }
 
     fn on_ppdu_end<S: Scheduler>(&mut self, now: SimTime, sched: &mut S, out: &mut Outputs<'_>) {
@@ -472,7 +496,7 @@ impl Medium {
         let ex = self.nodes[ni as usize].exchange.as_mut().expect("transmitting node has an exchange");
         let link = &mut self.links[ex.link as usize];
         let snr = link.channel.snr_db(ex.start);
-        let mut any = false;
+        let mut any = ex.bar && preamble_detected(snr);
         if preamble_detected(snr) {
             for (i, m) in ex.mpdus.iter().enumerate() {
                 let p = mpdu_success_prob(self.error_model, snr, &link.txv, m.len);
@@ -496,7 +520,9 @@ impl Medium {
             // Medium busy through SIFS + response; the exchange ends when the response has been received.
             sched.schedule(now + self.sifs + resp, WifiEvent::ExchangeEnd { node: ni });
         } else {
-            link.stats.ppdus_failed += 1;
+            if !ex.bar {
+                link.stats.ppdus_failed += 1;
+            }
             let nav_end = now + self.sifs + resp;
             let timeout = now + self.ack_timeout;
             for (i, n) in self.nodes.iter_mut().enumerate() {
@@ -528,8 +554,10 @@ impl Medium {
             n.ref_time = t;
             n.stats.collisions += 1;
             n.stats.ack_timeouts += 1;
-            let link = n.exchange.as_ref().expect("exchange").link;
-            self.links[link as usize].stats.ppdus_failed += 1;
+            let ex = n.exchange.as_ref().expect("exchange");
+            if !ex.bar {
+                self.links[ex.link as usize].stats.ppdus_failed += 1;
+            }
             sched.schedule(t, WifiEvent::ExchangeEnd { node: ni });
         }
         self.on_air = false;
@@ -577,8 +605,13 @@ impl Medium {
         let success = ex.success;
         let ac = if self.nodes[ni as usize].qos { ex.ac } else { 0 };
         let bss = &self.bss[self.nodes[ni as usize].bss];
-        let (retry_limit, ba) = (bss.retry_limit, bss.ampdu);
+        let (retry_limit, ba, explicit_bar) = (bss.retry_limit, bss.ampdu, bss.explicit_bar);
         let link = &mut self.links[ex.link as usize];
+        if ex.bar {
+            link.bar_pending[ac] = !success;
+        } else if !success && ex.aggregated && explicit_bar {
+            link.bar_pending[ac] = true;
+        }
         let mut requeue = Vec::new();
         for (i, m) in ex.mpdus.into_iter().enumerate() {
             if ex.received[i] {

@@ -225,6 +225,10 @@ pub struct WifiConfig {
     /// MSDU lifetime under a BlockAck agreement (ms); default 500 (ns-3 WifiMacQueue MaxDelay).
     #[serde(default = "default_lifetime_ms")]
     pub msdu_lifetime_ms: f64,
+    /// Send a BlockAckReq after a missed BlockAck before retrying; default true in the `ns3` profile
+    /// (ns-3 `UseExplicitBarAfterMissedBlockAck`), false in `linux`.
+    #[serde(default)]
+    pub explicit_bar: Option<bool>,
     /// IFS of third parties after a collision.
     #[serde(default)]
     pub collision_ifs: CollisionIfs,

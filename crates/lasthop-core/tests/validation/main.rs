@@ -70,15 +70,16 @@ fn ns3_saturation_without_aggregation() {
     }
 }
 
-/// With A-MPDU and BlockAck, N = 1 and 2 are within 5 % of ns-3. (N ≥ 5 is not yet: ns-3 sends an
-/// explicit BlockAckReq after every missed BlockAck, which lasthop does not model; see FIDELITY.md.)
+/// With A-MPDU and BlockAck (mean of seeds 1–3, as ns-3's anchor): within 5 % of ns-3 for N ≤ 20.
+/// N = 50 is +7.7 % (see FIDELITY.md) and only bounded here at 10 %.
 #[test]
-fn ns3_few_stations_with_aggregation() {
+fn ns3_saturation_with_aggregation() {
     let reference = ns3_reference();
-    for n in [1, 2] {
-        let r = saturation::run("sat_11n_mcs7_agg", n, 1, 3.0, 10.0).unwrap().0;
+    for n in NS {
+        let mean = (1..=3).map(|seed| saturation::run("sat_11n_mcs7_agg", n, seed, 3.0, 10.0).unwrap().0.throughput_mbps).sum::<f64>() / 3.0;
         let ns3 = reference[&("sat_11n_mcs7_agg".to_string(), n)];
-        assert!(((r.throughput_mbps - ns3) / ns3).abs() <= 0.05, "N={n}: {:.3} vs ns-3 {ns3:.3}", r.throughput_mbps);
+        let tol = if n <= 20 { 0.05 } else { 0.10 };
+        assert!(((mean - ns3) / ns3).abs() <= tol, "N={n}: {mean:.3} vs ns-3 {ns3:.3}");
     }
 }
 
