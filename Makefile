@@ -19,10 +19,11 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 # Drops maturin's progress chatter; everything else (compiler errors, warnings) stays visible.
 # grep exits 1 when it filtered every line: that is not a failure.
 QUIET_MATURIN := { grep -v -e "^🍹" -e "^📦" -e "^🔗" -e "^🐍" -e "^📖" -e "^🛠" -e "^✏️" -e "^📡" -e "^⚠️  Warning: You're building" \
-                   -e "^ *Finished" -e "^ *Compiling" -e "Installed lasthop" -e "^Requirement already satisfied" || test $$? = 1; }
+                   -e "^ *Finished" -e "^ *Compiling" -e "Installed lasthop" \
+                   -e "^Requirement already satisfied" -e "^Looking in links" -e "^Ignoring .*: markers" || test $$? = 1; }
 
 # pip --quiet still reports dependency-resolver notices; keep its warnings and errors only.
-QUIET_PIP := { grep -v -e "^Requirement already satisfied" -e "^\[notice\]" || test $$? = 1; }
+QUIET_PIP := { grep -v -e "^Requirement already satisfied" -e "^\[notice\]" -e "^Looking in links" || test $$? = 1; }
 
 .PHONY: demo test setup build rust-test py-test bench clean
 
@@ -34,7 +35,8 @@ test: build rust-test py-test
 setup: $(STAMPS)/deps
 
 $(PY):
-	python3 -m venv $(VENV)
+	@echo "setup: creating $(VENV)"
+	@python3 -m venv $(VENV)
 
 $(STAMPS)/deps: pyproject.toml | $(PY)
 	@echo "setup: installing Python dependencies into $(VENV)"
