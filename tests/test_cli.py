@@ -40,8 +40,8 @@ def test_run_prints_a_flow_table_and_the_run_directory(small: Path) -> None:
     r = lasthop_cli("run", "small.toml", "--out", "here", cwd=small.parent)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
-    assert any("video" in line and "udp_cbr" in line for line in lines)
-    assert any("bulk" in line and "udp_poisson" in line for line in lines)
+    assert any("video" in line and "server → laptop" in line for line in lines)
+    assert any("bulk" in line and "server → phone" in line for line in lines)
     assert lines[-1] == "run directory: here"
     assert "lasthop: running small" in r.stderr
 

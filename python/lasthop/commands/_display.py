@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -18,31 +19,29 @@ def _ms(v: Any) -> str:
 
 
 def flows_table(result: RunResult) -> Table:
-    """One row per flow: traffic counts, loss, throughput and latency percentiles."""
+    """One row per flow: route, traffic, loss, throughput and latency percentiles. Fits 80 columns
+    for short names: only the text columns wrap, never the numbers (the flow type is in flows.parquet)."""
     t = Table(title=f"{result.summary['scenario'].get('name') or 'scenario'} · seed {result.seed}",
-              title_justify="left")
-    for col in ("flow", "type", "route"):
-        t.add_column(col)
-    for col in ("sent", "dropped", "loss %", "Mbit/s", "p50 ms", "p95 ms", "p99 ms", "max ms"):
-        t.add_column(col, justify="right")
-    for f in result.summary["metrics"]["flows"].items():
-        name, m = f
+              title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    for col in ("flow", "route"):
+        t.add_column(col, overflow="fold")
+    for col in ("sent", "loss %", "Mbit/s", "p50 ms", "p99 ms", "max ms"):
+        t.add_column(col, justify="right", no_wrap=True)
+    for name, m in result.summary["metrics"]["flows"].items():
         t.add_row(
-            Text(name), Text(m["kind"]), Text(f"{m['from']} → {m['to']}"),
-            f"{m['sent_packets']:,}", f"{m['dropped_packets']:,}", f"{100 * m['loss_rate']:.2f}",
-            f"{m['throughput_mbps']:.2f}", _ms(m["latency_p50_ms"]), _ms(m["latency_p95_ms"]),
-            _ms(m["latency_p99_ms"]), _ms(m["latency_max_ms"]),
+            Text(name), Text(f"{m['from']} → {m['to']}"),
+            f"{m['sent_packets']:,}", f"{100 * m['loss_rate']:.2f}", f"{m['throughput_mbps']:.2f}",
+            _ms(m["latency_p50_ms"]), _ms(m["latency_p99_ms"]), _ms(m["latency_max_ms"]),
         )
     return t
 
 
 def print_run(result: RunResult, out: Path) -> None:
     """The flows table, one line of totals, and the run directory."""
-    console = Console(width=None if sys.stdout.isatty() else 120, highlight=False)
+    console = Console(width=None if sys.stdout.isatty() else 100, highlight=False)
     console.print(flows_table(result))
     s, agg = result.summary, result.summary["metrics"]["aggregate"]
-    console.print(
-        Text(f"{agg['delivered_packets']:,} of {agg['sent_packets']:,} packets delivered "
-             f"({100 * agg['loss_rate']:.2f} % lost) · {s['events']:,} events · digest {s['event_digest']}")
-    )
+    console.print(Text(f"{agg['delivered_packets']:,} of {agg['sent_packets']:,} packets delivered, "
+                       f"{100 * agg['loss_rate']:.2f} % lost · {s['events']:,} events"))
+    console.print(Text(f"event digest {s['event_digest']} · lasthop {s['lasthop_version']} ({s['git_revision']})"))
     console.print(Text(f"run directory: {out}"))
