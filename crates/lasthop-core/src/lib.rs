@@ -26,6 +26,7 @@ pub mod engine;
 pub mod phy;
 pub mod rng;
 pub mod time;
+pub mod trace;
 pub mod units;
 
 pub use time::{SimDuration, SimTime};

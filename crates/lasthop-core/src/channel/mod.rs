@@ -1,30 +1,243 @@
 //! Radio channel models: the SNR of a link over time.
 //!
-//! A model is asked for the SNR at the start of each PPDU (`snr_db(now)`); block-fading and trace models
-//! are piecewise constant, so one value per PPDU is what the error model (`phy::error`) needs.
+//! A model is the mean SNR (constant, a file series, log-distance path loss, or a scripted ramp) plus
+//! optional block fading (Rayleigh or Rician power gain redrawn every coherence time). The MAC asks for
+//! the SNR at the start of each PPDU; the channel is constant over a PPDU (`wifi-model.md` §4.3).
+//! Both directions of a station's link draw the same fading sequence (reciprocity): their RNG path is
+//! the station's name. Gains are drawn for every coherence block in order, so the sequence does not
+//! depend on when the MAC happens to ask.
 
-use crate::scenario::ChannelConfig;
+use crate::phy::error::noise_floor_dbm;
+use crate::phy::mcs::ChannelWidth;
+use crate::rng::Rng;
+use crate::scenario::{ChannelConfig, FadingConfig};
 use crate::time::SimTime;
+use crate::trace::read_snr_series;
+use std::path::Path;
+use std::sync::Arc;
 
-/// Any channel model.
+/// The mean SNR over time.
 #[derive(Clone, Debug)]
-pub enum ChannelModel {
-    /// A constant SNR.
-    Fixed { snr_db: f64 },
+enum Mean {
+    Const(f64),
+    /// Sample times (ns) and values; `linear` interpolates, else step-hold.
+    Series { t: Arc<Vec<u64>>, v: Arc<Vec<f64>>, linear: bool },
+}
+
+impl Mean {
+    fn at(&self, now: u64) -> f64 {
+        match self {
+            Mean::Const(s) => *s,
+            Mean::Series { t, v, linear } => {
+                let i = t.partition_point(|&x| x <= now);
+                if i == 0 {
+                    v[0]
+                } else if i == t.len() || !linear {
+                    v[i - 1]
+                } else {
+                    let (t0, t1) = (t[i - 1] as f64, t[i] as f64);
+                    v[i - 1] + (v[i] - v[i - 1]) * (now as f64 - t0) / (t1 - t0)
+                }
+            }
+        }
+    }
+}
+
+/// Block fading state.
+#[derive(Clone, Debug)]
+struct Fading {
+    /// Rician K (linear); 0 = Rayleigh.
+    k: f64,
+    coherence_ns: u64,
+    rng: Rng,
+    block: Option<u64>,
+    gain_db: f64,
+}
+
+impl Fading {
+    fn draw(&mut self) -> f64 {
+        // h = √(K/(K+1)) + √(1/(K+1))·CN(0,1); E|h|² = 1.
+        let los = (self.k / (self.k + 1.0)).sqrt();
+        let s = (1.0 / (2.0 * (self.k + 1.0))).sqrt();
+        let (re, im) = (los + s * self.rng.normal(), s * self.rng.normal());
+        10.0 * (re * re + im * im).max(1e-12).log10()
+    }
+
+    fn gain_db(&mut self, now: u64) -> f64 {
+        let b = now / self.coherence_ns;
+        let from = match self.block {
+            Some(cur) if cur == b => return self.gain_db,
+            Some(cur) if cur < b => cur + 1,
+            _ => 0,
+        };
+        for _ in from..=b {
+            self.gain_db = self.draw();
+        }
+        self.block = Some(b);
+        self.gain_db
+    }
+}
+
+/// A link's channel.
+#[derive(Clone, Debug)]
+pub struct ChannelModel {
+    mean: Mean,
+    fading: Option<Fading>,
+}
+
+fn ms_to_ns(ms: f64) -> u64 {
+    (ms * 1e6).round() as u64
 }
 
 impl ChannelModel {
-    pub fn from_config(c: &ChannelConfig) -> Self {
-        match c {
-            ChannelConfig::FixedSnr { snr_db } => ChannelModel::Fixed { snr_db: *snr_db },
+    /// A constant SNR without fading.
+    pub fn fixed(snr_db: f64) -> Self {
+        ChannelModel { mean: Mean::Const(snr_db), fading: None }
+    }
+
+    /// Builds a validated configuration. `station` names the RNG path of the fading.
+    pub fn from_config(c: &ChannelConfig, seed: u64, station: &str) -> Self {
+        let (mean, fading) = match c {
+            ChannelConfig::FixedSnr { snr_db, fading } => (Mean::Const(*snr_db), fading),
+            ChannelConfig::SnrTrace { file, interpolate, fading } => {
+                let rows = read_snr_series(Path::new(file)).expect("validated");
+                (series(&rows, *interpolate), fading)
+            }
+            ChannelConfig::LogDistance { distance_m, exponent, reference_loss_db, tx_power_dbm, noise_figure_db, fading } => {
+                let pl = reference_loss_db + 10.0 * exponent * distance_m.max(1.0).log10();
+                (Mean::Const(tx_power_dbm - pl - noise_floor_dbm(ChannelWidth::Mhz20, *noise_figure_db)), fading)
+            }
+            ChannelConfig::Ramp { points, fading } => (series(points, true), fading),
+        };
+        let fading = fading.as_ref().map(|f| {
+            let (k, coh) = match f {
+                FadingConfig::Rayleigh { coherence_ms } => (0.0, *coherence_ms),
+                FadingConfig::Rician { k_db, coherence_ms } => (10f64.powf(k_db / 10.0), *coherence_ms),
+            };
+            Fading { k, coherence_ns: ms_to_ns(coh).max(1), rng: Rng::derive(seed, &format!("channel/{station}/fading")), block: None, gain_db: 0.0 }
+        });
+        ChannelModel { mean, fading }
+    }
+
+    /// Checks a configuration: `Err((key, message))` names the offending key.
+    pub fn check(c: &ChannelConfig) -> Result<(), (&'static str, String)> {
+        let fin = |key: &'static str, v: f64| if v.is_finite() { Ok(()) } else { Err((key, format!("must be a finite number, got {v}"))) };
+        let fading = match c {
+            ChannelConfig::FixedSnr { snr_db, fading } => {
+                fin("snr_db", *snr_db)?;
+                fading
+            }
+            ChannelConfig::SnrTrace { file, fading, .. } => {
+                read_snr_series(Path::new(file)).map_err(|e| ("file", e.to_string()))?;
+                fading
+            }
+            ChannelConfig::LogDistance { distance_m, exponent, reference_loss_db, tx_power_dbm, noise_figure_db, fading } => {
+                if !(distance_m.is_finite() && *distance_m > 0.0) {
+                    return Err(("distance_m", format!("must be a positive number, got {distance_m}")));
+                }
+                fin("exponent", *exponent)?;
+                fin("reference_loss_db", *reference_loss_db)?;
+                fin("tx_power_dbm", *tx_power_dbm)?;
+                fin("noise_figure_db", *noise_figure_db)?;
+                fading
+            }
+            ChannelConfig::Ramp { points, fading } => {
+                if points.is_empty() {
+                    return Err(("points", "needs at least one [time_s, snr_db] point".into()));
+                }
+                for (i, w) in points.iter().enumerate() {
+                    if !(w.0.is_finite() && w.0 >= 0.0 && w.1.is_finite()) {
+                        return Err(("points", format!("point {i}: time must be ≥ 0 and both values finite")));
+                    }
+                    if i > 0 && w.0 <= points[i - 1].0 {
+                        return Err(("points", format!("point {i}: times must increase")));
+                    }
+                }
+                fading
+            }
+        };
+        match fading {
+            Some(FadingConfig::Rayleigh { coherence_ms }) | Some(FadingConfig::Rician { coherence_ms, .. }) if !(coherence_ms.is_finite() && *coherence_ms > 0.0) => {
+                Err(("fading", format!("coherence_ms must be positive, got {coherence_ms}")))
+            }
+            Some(FadingConfig::Rician { k_db, .. }) if !k_db.is_finite() => Err(("fading", "k_db must be finite".into())),
+            _ => Ok(()),
         }
     }
 
     /// SNR in dB at `now`.
     #[inline]
-    pub fn snr_db(&mut self, _now: SimTime) -> f64 {
-        match self {
-            ChannelModel::Fixed { snr_db } => *snr_db,
+    pub fn snr_db(&mut self, now: SimTime) -> f64 {
+        let mean = self.mean.at(now.as_ns());
+        match &mut self.fading {
+            None => mean,
+            Some(f) => mean + f.gain_db(now.as_ns()),
+        }
+    }
+}
+
+fn series(rows: &[(f64, f64)], linear: bool) -> Mean {
+    Mean::Series {
+        t: Arc::new(rows.iter().map(|r| (r.0 * 1e9).round() as u64).collect()),
+        v: Arc::new(rows.iter().map(|r| r.1).collect()),
+        linear,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ramp_interpolates_and_holds() {
+        let mut c = ChannelModel::from_config(&ChannelConfig::Ramp { points: vec![(1.0, 30.0), (3.0, 10.0)], fading: None }, 1, "s");
+        assert_eq!(c.snr_db(SimTime::ZERO), 30.0);
+        assert!((c.snr_db(SimTime::from_secs(2)) - 20.0).abs() < 1e-9);
+        assert_eq!(c.snr_db(SimTime::from_secs(9)), 10.0);
+    }
+
+    #[test]
+    fn log_distance_matches_ns3_link_budget() {
+        // 1 m: 16.02 − 46.68 − (−94) ≈ 63.3 dB; 10 m with exponent 3: 30 dB less.
+        let c = |d| ChannelConfig::LogDistance { distance_m: d, exponent: 3.0, reference_loss_db: 46.6777, tx_power_dbm: 16.0206, noise_figure_db: 7.0, fading: None };
+        let s1 = ChannelModel::from_config(&c(1.0), 1, "s").snr_db(SimTime::ZERO);
+        let s10 = ChannelModel::from_config(&c(10.0), 1, "s").snr_db(SimTime::ZERO);
+        assert!((s1 - 63.33).abs() < 0.05, "{s1}");
+        assert!((s1 - s10 - 30.0).abs() < 1e-9);
+    }
+
+    /// Rayleigh: mean linear gain 1 and P(|h|² < x) = 1 − e^(−x); the gain holds within a block and the
+    /// sequence does not depend on query times.
+    #[test]
+    fn rayleigh_statistics_and_query_independence() {
+        let cfg = ChannelConfig::FixedSnr { snr_db: 20.0, fading: Some(FadingConfig::Rayleigh { coherence_ms: 10.0 }) };
+        let mut a = ChannelModel::from_config(&cfg, 7, "sta");
+        let n = 40_000u64;
+        let (mut sum, mut below) = (0.0, 0u64);
+        for b in 0..n {
+            let g = 10f64.powf((a.snr_db(SimTime::from_ms(b * 10)) - 20.0) / 10.0);
+            sum += g;
+            below += (g < 0.1) as u64;
+        }
+        assert!((sum / n as f64 - 1.0).abs() < 0.02, "mean {}", sum / n as f64);
+        let p = below as f64 / n as f64;
+        assert!((p - (1.0 - (-0.1f64).exp())).abs() < 0.005, "P(<0.1) = {p}");
+        let mut b = ChannelModel::from_config(&cfg, 7, "sta");
+        let mut c = ChannelModel::from_config(&cfg, 7, "sta");
+        assert_eq!(b.snr_db(SimTime::from_ms(3)), b.snr_db(SimTime::from_ms(9)), "constant within a block");
+        let late = b.snr_db(SimTime::from_ms(995));
+        for t in (0..1000).step_by(7) {
+            c.snr_db(SimTime::from_ms(t));
+        }
+        assert_eq!(late, c.snr_db(SimTime::from_ms(995)));
+    }
+
+    #[test]
+    fn rician_with_large_k_is_nearly_constant() {
+        let cfg = ChannelConfig::FixedSnr { snr_db: 20.0, fading: Some(FadingConfig::Rician { k_db: 30.0, coherence_ms: 1.0 }) };
+        let mut a = ChannelModel::from_config(&cfg, 3, "s");
+        for b in 0..1000 {
+            assert!((a.snr_db(SimTime::from_ms(b)) - 20.0).abs() < 1.0);
         }
     }
 }

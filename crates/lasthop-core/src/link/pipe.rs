@@ -8,7 +8,7 @@ use crate::packet::{NodeId, Packet};
 use crate::queue::{AnyQueue, Dropped};
 use crate::stats::Stage;
 use crate::time::{SimDuration, SimTime};
-use crate::units::BitRate;
+use super::server::Server;
 
 /// Where a pipe delivers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,7 +23,7 @@ pub enum PipeTarget {
 pub struct Pipe {
     pub name: String,
     pub queue: AnyQueue,
-    pub rate: BitRate,
+    pub server: Server,
     pub delay: SimDuration,
     pub target: PipeTarget,
     /// Stages stamped on enqueue and at the start of serialization.
@@ -37,9 +37,9 @@ pub struct Pipe {
 }
 
 impl Pipe {
-    pub fn new(name: String, queue: AnyQueue, rate: BitRate, delay: SimDuration, target: PipeTarget, last_hop: bool) -> Self {
+    pub fn new(name: String, queue: AnyQueue, server: Server, delay: SimDuration, target: PipeTarget, last_hop: bool) -> Self {
         let (stage_enq, stage_tx) = if last_hop { (Stage::QdiscEnq, Stage::QdiscDeq) } else { (Stage::WiredEnq, Stage::WiredTx) };
-        Pipe { name, queue, rate, delay, target, stage_enq, stage_tx, is_last_hop: last_hop, in_service: None, busy_ns: 0 }
+        Pipe { name, queue, server, delay, target, stage_enq, stage_tx, is_last_hop: last_hop, in_service: None, busy_ns: 0 }
     }
 
     /// Queues a packet; `Err` if the queue refused it.
@@ -53,10 +53,10 @@ impl Pipe {
             return None;
         }
         let p = self.queue.dequeue(now, drops)?;
-        let tx = self.rate.tx_time(p.size as u64);
-        self.busy_ns += tx.as_ns();
+        let end = self.server.departure(now, p.size as u64);
+        self.busy_ns += (end - now).as_ns();
         self.in_service = Some(p);
-        Some((p, now + tx))
+        Some((p, end))
     }
 
     /// Ends the current serialization and returns the packet.

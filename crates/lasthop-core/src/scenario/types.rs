@@ -83,6 +83,29 @@ pub enum LastHop {
     /// An 802.11 BSS: EDCA contention, A-MPDU/BlockAck, per-station channels. All Wi-Fi APs of a
     /// scenario share one collision domain (co-channel BSSs hear each other).
     Wifi(Box<WifiConfig>),
+    /// A trace-driven bottleneck: the AP's queue drains at the capacity a trace gives (pitree
+    /// `time_s Mbps` step-hold, or Mahimahi millisecond delivery opportunities), repeating. The uplink
+    /// is a fixed-rate pipe.
+    CapacityTrace {
+        /// Trace file (relative paths are resolved against the scenario file's directory).
+        trace: String,
+        /// `pitree` or `mahimahi`; guessed from the file name when omitted.
+        #[serde(default)]
+        format: Option<crate::trace::TraceFormat>,
+        /// One-way propagation delay in ms (≥ 0).
+        #[serde(default)]
+        delay_ms: f64,
+        /// Uplink rate in Mbit/s; default 100.
+        #[serde(default = "default_uplink_mbps")]
+        uplink_rate_mbps: f64,
+        /// The AP's queue in front of the trace link (and the uplink's).
+        #[serde(default)]
+        queue: QueueConfig,
+    },
+}
+
+fn default_uplink_mbps() -> f64 {
+    100.0
 }
 
 fn default_standard() -> crate::phy::mcs::PhyStandard {
@@ -247,13 +270,84 @@ pub struct WifiConfig {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum ChannelConfig {
-    /// A constant SNR.
-    FixedSnr { snr_db: f64 },
+    /// A constant SNR, optionally with block fading.
+    FixedSnr {
+        snr_db: f64,
+        #[serde(default)]
+        fading: Option<FadingConfig>,
+    },
+    /// An SNR time series from a file of `time_s snr_db` lines, step-hold (or linear with
+    /// `interpolate = true`); the last value holds after the end.
+    SnrTrace {
+        file: String,
+        #[serde(default)]
+        interpolate: bool,
+        #[serde(default)]
+        fading: Option<FadingConfig>,
+    },
+    /// Log-distance path loss: SNR = tx_power − (PL(d0) + 10·n·log10(d/d0)) − noise floor.
+    LogDistance {
+        distance_m: f64,
+        /// Path-loss exponent n; default 3 (ns-3 `LogDistancePropagationLossModel`).
+        #[serde(default = "default_exponent")]
+        exponent: f64,
+        /// Loss at the 1-m reference distance; default 46.6777 dB (ns-3's 5 GHz value).
+        #[serde(default = "default_ref_loss")]
+        reference_loss_db: f64,
+        /// Default 16.0206 dBm (ns-3).
+        #[serde(default = "default_tx_power")]
+        tx_power_dbm: f64,
+        /// Receiver noise figure; default 7 dB (noise floor −94 dBm at 20 MHz).
+        #[serde(default = "default_nf")]
+        noise_figure_db: f64,
+        #[serde(default)]
+        fading: Option<FadingConfig>,
+    },
+    /// A scripted SNR ramp for mobility: linear between `(time_s, snr_db)` points, holding outside.
+    Ramp {
+        points: Vec<(f64, f64)>,
+        #[serde(default)]
+        fading: Option<FadingConfig>,
+    },
+}
+
+fn default_exponent() -> f64 {
+    3.0
+}
+fn default_ref_loss() -> f64 {
+    46.6777
+}
+fn default_tx_power() -> f64 {
+    16.0206
+}
+fn default_nf() -> f64 {
+    7.0
+}
+fn default_coherence_ms() -> f64 {
+    20.0
+}
+
+/// Block fading on top of a channel's mean SNR: the power gain is redrawn every coherence time.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum FadingConfig {
+    /// |h|² ~ Exp(1).
+    Rayleigh {
+        /// Coherence time; default 20 ms (indoor walking, `wifi-model.md` §4.3).
+        #[serde(default = "default_coherence_ms")]
+        coherence_ms: f64,
+    },
+    /// Line of sight with Rician factor K (dB).
+    Rician {
+        k_db: f64,
+        #[serde(default = "default_coherence_ms")]
+        coherence_ms: f64,
+    },
 }
 
 impl Default for ChannelConfig {
     fn default() -> Self {
-        ChannelConfig::FixedSnr { snr_db: 40.0 }
+        ChannelConfig::FixedSnr { snr_db: 40.0, fading: None }
     }
 }
 
@@ -446,8 +540,25 @@ impl Default for OutputOptions {
 }
 
 impl Scenario {
-    /// Makes file paths absolute relative to the scenario's directory (none yet; traces come later).
-    pub(crate) fn resolve_paths(&mut self, _base_dir: &Path) {}
+    /// Makes file paths (traces) absolute relative to the scenario's directory.
+    pub(crate) fn resolve_paths(&mut self, base_dir: &Path) {
+        let abs = |p: &mut String| {
+            let path = Path::new(p.as_str());
+            if path.is_relative() {
+                *p = base_dir.join(path).to_string_lossy().into_owned();
+            }
+        };
+        for a in &mut self.aps {
+            if let LastHop::CapacityTrace { trace, .. } = &mut a.last_hop {
+                abs(trace);
+            }
+        }
+        for s in &mut self.stations {
+            if let Some(ChannelConfig::SnrTrace { file, .. }) = &mut s.channel {
+                abs(file);
+            }
+        }
+    }
 
     /// Index of the AP a station belongs to (after validation).
     pub fn ap_of(&self, station: &Station) -> usize {

@@ -105,6 +105,14 @@ fn check_last_hop(lh: &LastHop, loc: &Loc, is: &mut Issues) {
             check_queue(queue, &loc.key("queue"), is);
         }
         LastHop::Wifi(w) => super::validate_wifi::check_wifi(w, loc, is),
+        LastHop::CapacityTrace { trace, format, delay_ms, uplink_rate_mbps, queue } => {
+            if let Err(e) = crate::link::trace_server(trace, *format) {
+                is.0.push(ScenarioIssue { kind: "trace_error".into(), loc: loc.key("trace"), msg: e, input: Some(json!(trace)) });
+            }
+            is.non_negative(loc.key("delay_ms"), *delay_ms);
+            is.positive(loc.key("uplink_rate_mbps"), *uplink_rate_mbps);
+            check_queue(queue, &loc.key("queue"), is);
+        }
     }
 }
 

@@ -80,9 +80,9 @@ pub(crate) fn check_station(sc: &Scenario, s: &Station, loc: &Loc, is: &mut Issu
             is.push(loc.key("rate_control"), e.to_string(), json!(null));
         }
     }
-    if let Some(ChannelConfig::FixedSnr { snr_db }) = &s.channel {
-        if !snr_db.is_finite() {
-            is.push(loc.key("channel").key("snr_db"), "must be a finite number", json!(null));
+    if let Some(c) = &s.channel {
+        if let Err((key, msg)) = crate::channel::ChannelModel::check(c) {
+            is.push(loc.key("channel").key(key), msg, json!(null));
         }
     }
 }

@@ -7,7 +7,7 @@ use crate::mac::config::{fixed_txvector, BssParams};
 use crate::mac::medium::{LinkSpec, Medium, NodeSpec};
 use crate::app::UdpSource;
 use crate::engine::EventQueue;
-use crate::link::{Pipe, PipeTarget};
+use crate::link::{Pipe, PipeTarget, Server};
 use crate::packet::NodeId;
 use crate::queue::AnyQueue;
 use crate::rng::Rng;
@@ -43,7 +43,7 @@ impl Built {
             let (a, b) = (id(&l.a), id(&l.b));
             for (from, to) in [(a, b), (b, a)] {
                 let name = format!("{}->{}", nodes[from as usize].0, nodes[to as usize].0);
-                let p = Pipe::new(name, AnyQueue::from_config(&l.queue), mbps(l.rate_mbps), millis(l.delay_ms), PipeTarget::Node(to), false);
+                let p = Pipe::new(name, AnyQueue::from_config(&l.queue), Server::Fixed(mbps(l.rate_mbps)), millis(l.delay_ms), PipeTarget::Node(to), false);
                 pipe_between[from as usize][to as usize] = Some(Hop::Pipe(pipes.len() as u32));
                 pipes.push(p);
             }
@@ -56,7 +56,7 @@ impl Built {
                     pipes.push(Pipe::new(
                         format!("{}->stations", ap.name),
                         AnyQueue::from_config(queue),
-                        mbps(*rate_mbps),
+                        Server::Fixed(mbps(*rate_mbps)),
                         millis(*delay_ms),
                         PipeTarget::Destination,
                         true,
@@ -65,7 +65,27 @@ impl Built {
                     pipes.push(Pipe::new(
                         format!("stations->{}", ap.name),
                         AnyQueue::from_config(queue),
-                        mbps(uplink_rate_mbps.unwrap_or(*rate_mbps)),
+                        Server::Fixed(mbps(uplink_rate_mbps.unwrap_or(*rate_mbps))),
+                        millis(*delay_ms),
+                        PipeTarget::Node(ap_id),
+                        true,
+                    ));
+                    for (si, (_, role)) in nodes.iter().enumerate() {
+                        if *role == (NodeRole::Station { ap: ai }) {
+                            pipe_between[ap_id as usize][si] = Some(Hop::Pipe(down));
+                            pipe_between[si][ap_id as usize] = Some(Hop::Pipe(up));
+                        }
+                    }
+                }
+                LastHop::CapacityTrace { trace, format, delay_ms, uplink_rate_mbps, queue } => {
+                    let server = crate::link::trace_server(trace, *format).expect("validated");
+                    let down = pipes.len() as u32;
+                    pipes.push(Pipe::new(format!("{}->stations", ap.name), AnyQueue::from_config(queue), server, millis(*delay_ms), PipeTarget::Destination, true));
+                    let up = pipes.len() as u32;
+                    pipes.push(Pipe::new(
+                        format!("stations->{}", ap.name),
+                        AnyQueue::from_config(queue),
+                        Server::Fixed(mbps(*uplink_rate_mbps)),
                         millis(*delay_ms),
                         PipeTarget::Node(ap_id),
                         true,
@@ -88,7 +108,7 @@ impl Built {
                         }
                         let sid = (sc.servers.len() + sc.aps.len() + si) as NodeId;
                         wifi_nodes.push(NodeSpec { node: sid, bss, is_ap: false, name: st.name.clone() });
-                        let channel = ChannelModel::from_config(&st.channel.clone().unwrap_or_default());
+                        let channel = ChannelModel::from_config(&st.channel.clone().unwrap_or_default(), seed, &st.name);
                         let sta_txv = st.rate_control.as_ref().map(|rc| fixed_txvector(w, rc).expect("validated")).unwrap_or(ap_txv);
                         wifi_links.push(LinkSpec { tx: ap_id, rx: sid, txv: ap_txv, channel: channel.clone() });
                         wifi_links.push(LinkSpec { tx: sid, rx: ap_id, txv: sta_txv, channel });
