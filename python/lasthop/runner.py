@@ -100,14 +100,13 @@ def _wait(done: threading.Event, handle: _lasthop.Progress, sc: Scenario, show: 
 def _show_progress(done: threading.Event, handle: _lasthop.Progress, sc: Scenario) -> None:
     from rich.console import Console
     from rich.markup import escape
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
     total = sc.duration_s
     columns = (
         TextColumn("[bold]{task.description}"),
         BarColumn(),
         TextColumn("{task.completed:.1f}/{task.total:g} s simulated"),
-        TimeElapsedColumn(),
         TimeRemainingColumn(),
     )
     with Progress(*columns, console=Console(stderr=True), transient=True) as bar:

@@ -67,7 +67,8 @@ class Scenario:
             reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
             raise ScenarioError.single("file_unreadable", f"{shown}: cannot read: {reason}", source=shown) from None
         data = _parse_json(text, shown) if p.suffix == ".json" else _parse_toml(text, shown)
-        return cls(data, base_dir=p.parent, source=shown)
+        # An absolute base directory, so the scenario resolves the same after a chdir.
+        return cls(data, base_dir=p.parent.resolve(), source=shown)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], base_dir: str | os.PathLike[str] = ".") -> Scenario:
