@@ -137,3 +137,18 @@ def test_numpy_scalars_and_paths_are_accepted() -> None:
     d["seed"] = np.uint64(5)
     sc = Scenario.from_dict(d, base_dir=Path("."))
     assert (sc.duration_s, sc.seed) == (2.0, 5)
+
+
+def test_errors_survive_pickling() -> None:
+    import pickle
+
+    from lasthop import TraceFormatError
+
+    d = small_scenario()
+    d["duration_s"] = 0
+    with pytest.raises(ScenarioError) as e:
+        Scenario.from_dict(d)
+    back = pickle.loads(pickle.dumps(e.value))
+    assert back.errors() == e.value.errors() and str(back) == str(e.value)
+    t = pickle.loads(pickle.dumps(TraceFormatError("a.trace", 3, "not a number")))
+    assert str(t) == "a.trace:3: not a number" and t.line == 3

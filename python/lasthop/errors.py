@@ -80,6 +80,10 @@ class ScenarioError(LasthopError, ValueError):
     def __repr__(self) -> str:
         return f"ScenarioError({self._errors!r})"
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Picklable (sweeps report errors from worker processes).
+        return (type(self), (self._errors, self.source))
+
 
 class TraceFormatError(LasthopError, ValueError):
     """A trace file (mahimahi, pitree) is malformed; the message names ``file:line``."""
@@ -89,3 +93,6 @@ class TraceFormatError(LasthopError, ValueError):
         self.line = line
         self.reason = reason
         super().__init__(f"{path}:{line}: {reason}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.path, self.line, self.reason))
