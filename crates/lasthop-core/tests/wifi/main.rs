@@ -1,0 +1,148 @@
+//! End-to-end scenarios over the 802.11 model and the capacity-trace last hop, built from TOML as
+//! users write them.
+
+use lasthop_core::scenario::Scenario;
+use lasthop_core::sim::{self, RunOutput};
+use std::path::{Path, PathBuf};
+
+fn run(toml: &str, seed: u64) -> RunOutput {
+    let sc = Scenario::from_toml_str(toml, Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+    sim::run(&sc, seed, &mut |_| true).unwrap()
+}
+
+fn bss(ap_extra: &str, stations: &str, flows: &str) -> String {
+    format!(
+        "duration_s = 5\nwarmup_s = 1\n[[servers]]\nname = \"srv\"\n[[aps]]\nname = \"ap\"\nlast_hop = {{ type = \"wifi\", {ap_extra} }}\n\
+         [[links]]\na = \"srv\"\nb = \"ap\"\nrate_mbps = 1000\ndelay_ms = 5\n{stations}{flows}"
+    )
+}
+
+/// A 10 Mbit/s downlink flow over a clean HT20 MCS7 link is delivered whole, with one-way latency of the
+/// wired 5 ms plus a sub-millisecond Wi-Fi hop.
+#[test]
+fn clean_downlink_delivers_everything() {
+    let out = run(&bss("rate_control = { type = \"fixed\", mcs = 7 }", "[[stations]]\nname = \"sta\"\n", "[[flows]]\ntype = \"udp_cbr\"\nfrom = \"srv\"\nto = \"sta\"\nrate_mbps = 10\n"), 1);
+    let f = &out.flows[0];
+    assert_eq!(f.dropped_packets, 0);
+    assert!((f.throughput_mbps - 10.0).abs() < 0.1, "{}", f.throughput_mbps);
+    let p50 = f.latency_p50_ms.unwrap();
+    assert!(p50 > 5.0 && p50 < 6.0, "p50 {p50}");
+}
+
+/// At an SNR where MCS7's PER is high the MAC retries; throughput falls and the retry limit drops some
+/// frames without BlockAck (ampdu = false).
+#[test]
+fn low_snr_causes_retries_and_drops() {
+    let sta = |snr: f64| format!("[[stations]]\nname = \"sta\"\nchannel = {{ type = \"fixed_snr\", snr_db = {snr} }}\n");
+    let flow = "[[flows]]\ntype = \"udp_cbr\"\nfrom = \"srv\"\nto = \"sta\"\nrate_mbps = 20\n";
+    let clean = run(&bss("ampdu = false", &sta(40.0), flow), 1);
+    let lossy = run(&bss("ampdu = false", &sta(18.8), flow), 1); // MCS7 PER 50 % at 1500 B
+    assert_eq!(clean.flows[0].dropped_packets, 0);
+    let l = &lossy.flows[0];
+    assert!(l.dropped_packets > 0, "PER 50 % over 7 attempts still drops ~0.8 %");
+    assert!(l.latency_p99_ms.unwrap() > clean.flows[0].latency_p99_ms.unwrap());
+    let links = &lossy.components["wifi"]["links"][0]["stats"];
+    let (sent, acked) = (links["mpdus_sent"].as_f64().unwrap(), links["mpdus_acked"].as_f64().unwrap());
+    let per = 1.0 - acked / sent;
+    assert!((0.35..0.65).contains(&per), "attempt loss {per}");
+}
+
+/// Uplink and downlink share the medium: two saturated stations and a saturated AP split the airtime;
+/// with equal EDCA parameters (ns-3 profile) each gets about a third.
+#[test]
+fn uplink_and_downlink_contend() {
+    let stations = "[[stations]]\nname = \"a\"\n[[stations]]\nname = \"b\"\n";
+    let flows = "[[flows]]\ntype = \"saturated\"\nfrom = \"a\"\nto = \"ap\"\n[[flows]]\ntype = \"saturated\"\nfrom = \"b\"\nto = \"ap\"\n\
+                 [[flows]]\ntype = \"saturated\"\nfrom = \"ap\"\nto = \"a\"\n";
+    let out = run(&bss("profile = \"ns3\", ampdu = false", stations, flows), 2);
+    let thr: Vec<f64> = out.flows.iter().map(|f| f.throughput_mbps).collect();
+    let total: f64 = thr.iter().sum();
+    for t in &thr {
+        assert!((t / total - 1.0 / 3.0).abs() < 0.03, "{thr:?}");
+    }
+}
+
+/// Ten co-channel BSSs in one collision domain: collisions appear and the total stays near the
+/// single-domain saturation throughput of ten contenders.
+#[test]
+fn co_channel_bsss_share_one_collision_domain() {
+    let mut s = String::from("duration_s = 4\nwarmup_s = 1\n[output]\npackets = false\n");
+    for i in 0..10 {
+        s += &format!("[[aps]]\nname = \"ap{i}\"\nlast_hop = {{ type = \"wifi\", standard = \"ofdm\", profile = \"ns3\", rate_control = {{ type = \"fixed\", rate_mbps = 54 }} }}\n");
+        s += &format!("[[stations]]\nname = \"sta{i}\"\nap = \"ap{i}\"\n");
+        s += &format!("[[flows]]\ntype = \"saturated\"\nfrom = \"ap{i}\"\nto = \"sta{i}\"\n");
+    }
+    let out = run(&s, 1);
+    let total: f64 = out.flows.iter().map(|f| f.throughput_mbps).sum();
+    // 10 saturated 11a contenders: ~28 Mbit/s (Bianchi 28.3, ns-3 27.9).
+    assert!((26.5..29.5).contains(&total), "{total}");
+    let collisions: u64 = out.components["wifi"]["nodes"].as_array().unwrap().iter().map(|n| n["mac"]["collisions"].as_u64().unwrap()).sum();
+    assert!(collisions > 1000);
+}
+
+fn shared(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces").join(rel)
+}
+
+/// A saturated flow over a capacity trace gets the trace's mean capacity.
+#[test]
+fn capacity_trace_delivers_the_trace_rate() {
+    for file in ["mahimahi/Verizon-LTE-short.down", "zhuge/rest-wifi_0.pitree-trace"] {
+        let path = shared(file);
+        let s = format!(
+            "duration_s = 20\n[[servers]]\nname = \"srv\"\n[[aps]]\nname = \"ap\"\nlast_hop = {{ type = \"capacity_trace\", trace = \"{}\" }}\n\
+             [[stations]]\nname = \"sta\"\n[[links]]\na = \"srv\"\nb = \"ap\"\nrate_mbps = 1000\n\
+             [[flows]]\ntype = \"saturated\"\nfrom = \"srv\"\nto = \"sta\"\npacket_bytes = 1500\nbacklog = 50\n",
+            path.display()
+        );
+        let out = run(&s, 1);
+        let thr = out.flows[0].throughput_mbps;
+        // Mean capacity of the trace over the same 20 s, computed independently here.
+        let mean = if file.ends_with(".down") {
+            let ms: Vec<u64> = std::fs::read_to_string(&path).unwrap().lines().map(|l| l.trim().parse().unwrap()).collect();
+            ms.iter().filter(|&&m| m < 20_000).count() as f64 * 1500.0 * 8.0 / 20.0 / 1e6
+        } else {
+            let rows: Vec<(f64, f64)> = std::fs::read_to_string(&path).unwrap().lines().map(|l| {
+                let mut it = l.split_whitespace().map(|x| x.parse::<f64>().unwrap());
+                (it.next().unwrap(), it.next().unwrap())
+            }).collect();
+            let mut acc = 0.0;
+            for i in 0..rows.len() {
+                let t0 = if i == 0 { 0.0 } else { rows[i].0 };
+                let t1 = if i + 1 < rows.len() { rows[i + 1].0.min(20.0) } else { 20.0 };
+                if t0 < 20.0 && t1 > t0 {
+                    acc += rows[i].1 * (t1 - t0);
+                }
+            }
+            acc / 20.0
+        };
+        assert!((thr - mean).abs() / mean < 0.02, "{file}: {thr:.3} vs trace mean {mean:.3}");
+    }
+}
+
+/// Trace problems are scenario errors naming the file and line.
+#[test]
+fn bad_trace_is_a_scenario_error_with_file_and_line() {
+    let dir = std::env::temp_dir().join(format!("lasthop-wifi-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("bad.pitree-trace"), "0.0 10\n0.2 fast\n").unwrap();
+    let s = "duration_s = 1\n[[aps]]\nname = \"ap\"\nlast_hop = { type = \"capacity_trace\", trace = \"bad.pitree-trace\" }\n";
+    let e = Scenario::from_toml_str(s, &dir).unwrap_err();
+    let msg = e.to_string();
+    assert!(msg.starts_with("aps[0].last_hop.trace: "), "{msg}");
+    assert!(msg.contains("bad.pitree-trace:2: Mbps \"fast\" is not a number"), "{msg}");
+    let s = "duration_s = 1\n[[aps]]\nname = \"ap\"\nlast_hop = { type = \"capacity_trace\", trace = \"missing.down\" }\n";
+    assert!(Scenario::from_toml_str(s, &dir).unwrap_err().to_string().contains("cannot read"));
+}
+
+/// A fading channel is drawn from the master seed: one seed repeats exactly, another differs.
+#[test]
+fn fading_channel_runs_are_deterministic() {
+    let sta = "[[stations]]\nname = \"sta\"\nchannel = { type = \"fixed_snr\", snr_db = 22, fading = { type = \"rayleigh\", coherence_ms = 20 } }\n";
+    let flow = "[[flows]]\ntype = \"udp_cbr\"\nfrom = \"srv\"\nto = \"sta\"\nrate_mbps = 10\n";
+    let a = run(&bss("", sta, flow), 5);
+    let b = run(&bss("", sta, flow), 5);
+    let c = run(&bss("", sta, flow), 6);
+    assert_eq!(a.event_digest, b.event_digest);
+    assert_ne!(a.event_digest, c.event_digest);
+}
