@@ -102,6 +102,9 @@ struct Link {
     bar: SimDuration,
     /// A BlockAckReq must precede the next data of this AC (explicit BAR after a missed BlockAck).
     bar_pending: [bool; 4],
+    /// Last (SNR bits, MPDU length) → success probability: the error model is the costliest
+    /// arithmetic per MPDU, and SNR and length rarely change between consecutive MPDUs.
+    per_memo: (u64, u32, f64),
     queues: [VecDeque<Mpdu>; 4],
     next_seq: [u64; 4],
     rx_next: [u64; 4],
@@ -145,6 +148,8 @@ struct Node {
     /// ACK timeout, NAV or EIFS end.
     ref_time: SimTime,
     exchange: Option<Exchange>,
+    /// Buffers of the last finished exchange, reused so the hot path does not allocate.
+    spare: (Vec<Mpdu>, Vec<bool>),
     txop_start: SimTime,
     stats: NodeStats,
 }
@@ -180,6 +185,7 @@ pub struct Medium {
     on_air: bool,
     in_flight: Vec<u32>,
     access_timer: Option<(TimerId, SimTime)>,
+    starters: Vec<(u32, usize)>,
     collision_ifs: Vec<CollisionIfs>,
 }
 
@@ -208,6 +214,7 @@ impl Medium {
                 rng,
                 ref_time: SimTime::ZERO,
                 exchange: None,
+                spare: (Vec::new(), Vec::new()),
                 txop_start: SimTime::ZERO,
                 stats: NodeStats::default(),
             });
@@ -228,6 +235,7 @@ impl Medium {
                 block_ack: block_ack_duration(&l.txv, &b.basic_rates_mbps, timings.band, bitmap),
                 bar: response_duration(&l.txv, &b.basic_rates_mbps, timings.band, BLOCK_ACK_REQ_LEN),
                 bar_pending: [false; 4],
+                per_memo: (u64::MAX, 0, 0.0),
                 txv: l.txv,
                 channel: l.channel,
                 err_rng: Rng::derive(seed, &format!("wifi/{}->{}/errors", names[tx as usize], names[rx as usize])),
@@ -251,6 +259,7 @@ impl Medium {
             on_air: false,
             in_flight: Vec::new(),
             access_timer: None,
+            starters: Vec::new(),
             collision_ifs,
         }
     }
@@ -349,20 +358,25 @@ impl Medium {
     fn on_access<S: Scheduler>(&mut self, now: SimTime, sched: &mut S, out: &mut Outputs<'_>) {
         debug_assert!(!self.on_air);
         // Winners: every idle node whose best EDCAF ends now.
-        let mut starters: Vec<(u32, usize)> = Vec::new();
+        let mut starters = std::mem::take(&mut self.starters);
+        starters.clear();
         for ni in 0..self.nodes.len() {
             let n = &self.nodes[ni];
             if n.exchange.is_some() {
                 continue;
             }
             let g = self.grant(n);
-            let expired: Vec<usize> = (0..n.edcaf.len())
-                .filter(|&i| n.edcaf[i].access == Access::Requested && n.edcaf[i].backoff_end(g, self.slot) <= now)
-                .collect();
-            if let Some(&win) = expired.first() {
-                starters.push((ni as u32, win));
+            let (mut expired, mut k) = ([0usize; 4], 0);
+            for (i, e) in n.edcaf.iter().enumerate() {
+                if e.access == Access::Requested && e.backoff_end(g, self.slot) <= now {
+                    expired[k] = i;
+                    k += 1;
+                }
+            }
+            if k > 0 {
+                starters.push((ni as u32, expired[0]));
                 let n = &mut self.nodes[ni];
-                for &lose in &expired[1..] {
+                for &lose in &expired[1..k] {
                     // The lower-priority AC behaves as if it had collided (§3.2); it keeps contending.
                     n.stats.internal_collisions += 1;
                     n.edcaf[lose].internal_collision(now, &mut n.rng);
@@ -382,7 +396,7 @@ impl Medium {
         }
         self.in_flight.clear();
         let mut end = now;
-        for (ni, eidx) in starters {
+        for &(ni, eidx) in &starters {
             self.nodes[ni as usize].txop_start = now;
             self.nodes[ni as usize].stats.accesses += 1;
             if let Some(e) = self.start_psdu(now, ni, eidx, out) {
@@ -393,6 +407,7 @@ impl Medium {
                 n.edcaf[eidx].release(now);
             }
         }
+        self.starters = starters;
         if self.in_flight.is_empty() {
             self.rearm_access(now, sched);
             return;
@@ -453,7 +468,10 @@ impl Medium {
         let PsduPlan { mpdus, duration, .. } = ampdu::plan(lens, &link.txv, bss.timings.band, bss.airtime, &limits, aggregate);
         let end = now + duration;
         let link = &mut self.links[li as usize];
-        let mut taken = Vec::with_capacity(mpdus as usize);
+        let (mut taken, mut received) = std::mem::take(&mut self.nodes[ni as usize].spare);
+        taken.clear();
+        received.clear();
+        received.resize(mpdus as usize, false);
         for _ in 0..mpdus {
             let mut m = link.queues[ac].pop_front().expect("planned MPDUs are queued");
             m.attempts += 1;
@@ -465,7 +483,7 @@ impl Medium {
         link.stats.airtime_ns += duration.as_ns();
         let aggregated = aggregate && mpdus > 1;
         self.nodes[ni as usize].exchange =
-            Some(Exchange { ac: eidx, link: li, received: vec![false; taken.len()], mpdus: taken, aggregated, bar: false, start: now, end, success: false });
+            Some(Exchange { ac: eidx, link: li, received, mpdus: taken, aggregated, bar: false, start: now, end, success: false });
         Some(end)
     }
 
@@ -499,7 +517,13 @@ impl Medium {
         let mut any = ex.bar && preamble_detected(snr);
         if preamble_detected(snr) {
             for (i, m) in ex.mpdus.iter().enumerate() {
-                let p = mpdu_success_prob(self.error_model, snr, &link.txv, m.len);
+                let p = if link.per_memo.0 == snr.to_bits() && link.per_memo.1 == m.len {
+                    link.per_memo.2
+                } else {
+                    let p = mpdu_success_prob(self.error_model, snr, &link.txv, m.len);
+                    link.per_memo = (snr.to_bits(), m.len, p);
+                    p
+                };
                 let ok = p >= 1.0 || link.err_rng.bernoulli(p);
                 ex.received[i] = ok;
                 any |= ok;
@@ -612,8 +636,8 @@ impl Medium {
         } else if !success && ex.aggregated && explicit_bar {
             link.bar_pending[ac] = true;
         }
-        let mut requeue = Vec::new();
-        for (i, m) in ex.mpdus.into_iter().enumerate() {
+        // Back to the queue head in sequence order: walk the exchange backwards.
+        for (i, m) in ex.mpdus.iter().enumerate().rev() {
             if ex.received[i] {
                 link.stats.mpdus_acked += 1;
                 self.nodes[ni as usize].backlog[ac] -= 1;
@@ -623,22 +647,21 @@ impl Medium {
                 out.dropped.push((m.pkt, DropReason::RetryLimit));
                 Self::release_held(link, ac, m.seq + 1, out);
             } else {
-                requeue.push(m);
+                link.queues[ac].push_front(*m);
             }
         }
-        for m in requeue.into_iter().rev() {
-            link.queues[ac].push_front(m);
-        }
+        let eidx_done = ex.ac;
+        self.nodes[ni as usize].spare = (ex.mpdus, ex.received);
         if success {
             for n in self.nodes.iter_mut() {
                 n.ref_time = now;
             }
-            if self.try_continue_txop(now, ni, ex.ac, sched) {
+            if self.try_continue_txop(now, ni, eidx_done, sched) {
                 return;
             }
             self.on_air = false;
         }
-        self.end_txop(now, ni, ex.ac, success);
+        self.end_txop(now, ni, eidx_done, success);
         self.rearm_access(now, sched);
     }
 
