@@ -17,9 +17,8 @@ fn main() {
         .map(|o| !o.stdout.is_empty())
         .unwrap_or(false);
     println!("cargo:rustc-env=LASTHOP_GIT_REV={rev}{}", if dirty { "-dirty" } else { "" });
-    for p in ["../../.git/HEAD", "../../.git/index"] {
-        if std::path::Path::new(p).exists() {
-            println!("cargo:rerun-if-changed={p}");
-        }
+    // HEAD names the branch; a commit rewrites the branch's ref (or packed-refs), not HEAD.
+    for p in ["../../.git/HEAD", "../../.git/index", "../../.git/refs/heads", "../../.git/packed-refs"] {
+        println!("cargo:rerun-if-changed={p}");
     }
 }

@@ -78,7 +78,75 @@ impl fmt::Display for ScenarioError {
     }
 }
 
+/// serde's description of a JSON value in "invalid type/value" messages (`string "x"`, `integer `-1``).
+fn unexpected(v: &serde_json::Value) -> Option<String> {
+    use serde_json::Value as V;
+    Some(match v {
+        V::String(s) => format!("string {s:?}"),
+        V::Bool(b) => format!("boolean `{b}`"),
+        V::Number(n) if n.is_f64() => format!("floating point `{}`", n.as_f64()?),
+        V::Number(n) => format!("integer `{n}`"),
+        V::Array(_) => "sequence".into(),
+        V::Object(_) => "map".into(),
+        V::Null => "null".into(),
+    })
+}
+
+/// Every location under `v` (relative) whose value serde would describe as `desc`.
+fn find_described(v: &serde_json::Value, desc: &str, at: &mut Vec<LocItem>, found: &mut Vec<Vec<LocItem>>) {
+    if unexpected(v).as_deref() == Some(desc) && !at.is_empty() {
+        found.push(at.clone());
+    }
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, c) in m {
+                at.push(LocItem::Key(k.clone()));
+                find_described(c, desc, at, found);
+                at.pop();
+            }
+        }
+        serde_json::Value::Array(a) => {
+            for (i, c) in a.iter().enumerate() {
+                at.push(LocItem::Index(i));
+                find_described(c, desc, at, found);
+                at.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
 impl ScenarioError {
+    /// serde loses the path below a `type`-tagged table (it buffers the table to read the tag first), so a
+    /// wrong type inside one is reported at the table. When exactly one value under that table matches
+    /// the offending value in the message, extend the location to it (`flows[0]` → `flows[0].rate_mbps`).
+    pub(crate) fn refine_in_tagged_table(&mut self, doc: &serde_json::Value) {
+        let Some(issue) = self.issues.first_mut() else { return };
+        if issue.kind != "invalid_type" && issue.kind != "invalid_value" {
+            return;
+        }
+        let Some(desc) = issue.msg.split_once(": ").and_then(|(_, rest)| rest.split(", expected").next()) else { return };
+        let mut node = doc;
+        for item in &issue.loc.0 {
+            node = match (item, node) {
+                (LocItem::Key(k), serde_json::Value::Object(m)) => match m.get(k) {
+                    Some(n) => n,
+                    None => return,
+                },
+                (LocItem::Index(i), serde_json::Value::Array(a)) => match a.get(*i) {
+                    Some(n) => n,
+                    None => return,
+                },
+                _ => return,
+            };
+        }
+        let mut found = Vec::new();
+        find_described(node, desc, &mut Vec::new(), &mut found);
+        if let [one] = found.as_slice() {
+            issue.loc.0.extend(one.iter().cloned());
+        }
+    }
+
     pub fn single(loc: Loc, kind: &str, msg: impl Into<String>, input: Option<serde_json::Value>) -> Self {
         ScenarioError { issues: vec![ScenarioIssue { kind: kind.to_string(), loc, msg: msg.into(), input }] }
     }

@@ -26,7 +26,13 @@ impl Scenario {
     /// (traces) against the scenario file's directory.
     pub fn from_json_str(json: &str, base_dir: &Path) -> Result<Scenario, ScenarioError> {
         let mut de = serde_json::Deserializer::from_str(json);
-        let sc: Scenario = serde_path_to_error::deserialize(&mut de).map_err(ScenarioError::from_path_error)?;
+        let sc: Scenario = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+            let mut err = ScenarioError::from_path_error(e);
+            if let Ok(doc) = serde_json::from_str::<serde_json::Value>(json) {
+                err.refine_in_tagged_table(&doc);
+            }
+            err
+        })?;
         de.end().map_err(|e| ScenarioError::single(Loc::root(), "json_invalid", e.to_string(), None))?;
         sc.resolved(base_dir)
     }

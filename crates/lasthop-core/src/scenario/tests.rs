@@ -50,7 +50,10 @@ fn unknown_key_names_its_path() {
 fn wrong_type_and_unknown_variant() {
     let e = err(&OK.replace("rate_mbps = 10\n", "rate_mbps = \"fast\"\n"));
     assert_eq!(e.issues[0].kind, "invalid_type");
-    assert!(e.to_string().starts_with("flows[0]"), "{e}");
+    assert_eq!(e.issues[0].loc.to_string(), "flows[0].rate_mbps", "{e}");
+    // Two levels of tagged tables, and a negative count into an unsigned field.
+    let e = err(&OK.replace("delay_ms = 1 }", "delay_ms = 1, queue = { type = \"fifo\", packets = -5 } }"));
+    assert_eq!(e.issues[0].loc.to_string(), "aps[0].last_hop.queue.packets", "{e}");
     let e = err(&OK.replace("type = \"udp_cbr\"", "type = \"udp_cbx\""));
     assert_eq!(e.issues[0].kind, "unknown_type");
     assert!(e.to_string().contains("udp_cbx"), "{e}");
