@@ -303,7 +303,7 @@ impl Medium {
         node.backlog[ac] += 1;
         let eidx = if node.qos { ac } else { 0 };
         if node.edcaf[eidx].access == Access::NotRequested && node.exchange.is_none() {
-            let idle = (!self.on_air).then(|| node.ref_time + self.sifs).filter(|g| *g <= now);
+            let idle = (!self.on_air).then(|| node.ref_time + self.sifs);
             node.edcaf[eidx].request(now, was_empty, idle, self.slot, &mut node.rng);
             if !self.on_air {
                 self.rearm_access(now, sched);

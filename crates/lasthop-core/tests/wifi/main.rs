@@ -146,3 +146,22 @@ fn fading_channel_runs_are_deterministic() {
     assert_eq!(a.event_digest, b.event_digest);
     assert_ne!(a.event_digest, c.event_digest);
 }
+
+/// One packet over an idle HT20 link, timed to the nanosecond:
+/// ```text
+///  t = 0        packet queued at the AP (EDCA BE, idle medium since 0, post-backoff drawn at start)
+///  t = tx       PPDU start on the 9-µs grid after AIFS (16 + 3·9 = 43 µs) + backoff slots
+///  t = tx+228   1538-B MPDU at MCS7 ends (spec §2.2) → delivered; ACK 16 µs later for 28 µs
+/// ```
+#[test]
+fn single_frame_timeline() {
+    let s = "duration_s = 0.01\n[[aps]]\nname = \"ap\"\nlast_hop = { type = \"wifi\", ampdu = false, profile = \"ns3\" }\n\
+             [[stations]]\nname = \"sta\"\n[[flows]]\ntype = \"udp_cbr\"\nfrom = \"ap\"\nto = \"sta\"\nrate_mbps = 1\npacket_bytes = 1500\nstop_s = 0.001\n";
+    let out = run(s, 1);
+    let col = |name: &str| out.packets.stages[lasthop_core::stats::Stage::ALL.iter().position(|s| s.column() == name).unwrap()][0];
+    let start = col("t_air_start_ns");
+    let end = col("t_air_end_ns");
+    assert_eq!(end - start, 228_000);
+    assert_eq!(col("t_delivered_ns"), end);
+    assert!(start >= 43_000 && (start - 43_000) % 9_000 == 0 && start <= 43_000 + 15 * 9_000, "start {start}");
+}

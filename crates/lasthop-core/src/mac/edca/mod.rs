@@ -126,14 +126,23 @@ impl Edcaf {
         }
     }
 
-    /// A frame was queued for this AC. `queue_was_empty`: the AC had nothing before. `medium_idle_since`:
+    /// A frame was queued for this AC. `queue_was_empty`: the AC had nothing before. `medium_idle`:
     /// `Some(grant)` when the medium is idle for this station (grant = idle reference + SIFS).
     pub fn request(&mut self, now: SimTime, queue_was_empty: bool, medium_idle: Option<SimTime>, slot: SimDuration, rng: &mut Rng) {
         if self.access == Access::Requested {
             return;
         }
         self.access = Access::Requested;
-        if !(queue_was_empty && self.slots == 0) {
+        if !queue_was_empty {
+            return;
+        }
+        // A post-backoff that already ran out while the medium stayed idle counts as finished.
+        if let Some(grant) = medium_idle {
+            if self.backoff_end(grant, slot) <= now {
+                self.slots = 0;
+            }
+        }
+        if self.slots != 0 {
             return;
         }
         match medium_idle {

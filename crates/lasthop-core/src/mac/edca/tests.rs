@@ -129,3 +129,22 @@ fn up_and_ac_mapping_follow_linux() {
     assert_eq!(AccessCategory::from_user_priority(dscp_to_user_priority(18)), AccessCategory::Be); // AF21 → 3
     assert_eq!(AccessCategory::from_user_priority(dscp_to_user_priority(24)), AccessCategory::Vi); // CS3 → 4
 }
+
+/// A post-backoff that ran out during a long idle period does not delay a later frame: EDCA sends at the
+/// next slot boundary, DCF at once.
+/// ```text
+///  busy ████ 0..100 |16|27| 3 slots post-backoff → 170; idle ...
+///  arrival at 500 µs → EDCA: grid 143 + 9k ≥ 500 → 503; DCF: 500
+/// ```
+#[test]
+fn expired_post_backoff_sends_at_the_next_boundary() {
+    for (qos, at) in [(true, 503), (false, 500)] {
+        let mut rng = Rng::derive(1, "x");
+        let mut e = be(qos);
+        e.slots = 3;
+        e.b_start = us(100);
+        e.request(us(500), true, Some(us(116)), SLOT, &mut rng);
+        assert_eq!(e.backoff_slots(), 0);
+        assert_eq!(e.backoff_end(us(116), SLOT), us(at), "qos={qos}");
+    }
+}
