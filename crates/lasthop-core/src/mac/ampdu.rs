@@ -69,7 +69,7 @@ mod tests {
         let expect = [2, 5, 8, 11, 17, 22, 25, 28];
         for (mcs, n) in expect.iter().enumerate() {
             let tx = TxVector::ht(mcs as u8, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap();
-            let p = plan(std::iter::repeat(1538).take(100), &tx, Band::Ghz5, AirtimeOptions::NS3, &limits(65_535, 64, 5.484), true);
+            let p = plan(std::iter::repeat_n(1538, 100), &tx, Band::Ghz5, AirtimeOptions::NS3, &limits(65_535, 64, 5.484), true);
             assert_eq!(p.mpdus, *n, "MCS{mcs}");
         }
     }
@@ -77,12 +77,12 @@ mod tests {
     #[test]
     fn count_and_txop_limits_and_single_mpdu() {
         let tx = TxVector::ht(7, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap();
-        let p = plan(std::iter::repeat(1538).take(100), &tx, Band::Ghz5, AirtimeOptions::STANDARD, &limits(65_535, 16, 5.484), true);
+        let p = plan(std::iter::repeat_n(1538, 100), &tx, Band::Ghz5, AirtimeOptions::STANDARD, &limits(65_535, 16, 5.484), true);
         assert_eq!(p.mpdus, 16);
         assert_eq!(p.duration, SimDuration::from_us(3080), "spec §2.2: 16 × 1538 B at MCS7");
-        let p = plan(std::iter::repeat(1538).take(100), &tx, Band::Ghz5, AirtimeOptions::STANDARD, &limits(65_535, 64, 1.0), true);
+        let p = plan(std::iter::repeat_n(1538, 100), &tx, Band::Ghz5, AirtimeOptions::STANDARD, &limits(65_535, 64, 1.0), true);
         assert_eq!(p.mpdus, 5, "5 × 1544 − 2 B = 238 symbols: 988 µs ≤ 1 ms; 6 would take 1184 µs");
-        let p = plan(std::iter::repeat(1538).take(3), &tx, Band::Ghz5, AirtimeOptions::STANDARD, &limits(65_535, 64, 5.484), false);
+        let p = plan(std::iter::repeat_n(1538, 3), &tx, Band::Ghz5, AirtimeOptions::STANDARD, &limits(65_535, 64, 5.484), false);
         assert_eq!((p.mpdus, p.duration), (1, SimDuration::from_us(228)));
         // The first MPDU is always taken even if it alone exceeds the duration cap.
         let p = plan(std::iter::once(1538), &tx, Band::Ghz5, AirtimeOptions::STANDARD, &limits(65_535, 64, 0.1), true);

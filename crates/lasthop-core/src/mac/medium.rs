@@ -112,6 +112,15 @@ struct Link {
     stats: LinkStats,
 }
 
+/// What happened on the medium, for timeline tests and debugging (off unless enabled).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum MediumTrace {
+    /// `node` (world id) started a PPDU of `mpdus` MPDUs (0 = BlockAckReq) lasting `duration`.
+    PpduStart { t: SimTime, node: NodeId, mpdus: u32, duration: SimDuration },
+    /// The PPDU of `node` ended; `ok` MPDUs were received; `collided` if it overlapped another.
+    PpduEnd { t: SimTime, node: NodeId, ok: u32, collided: bool },
+}
+
 /// Counters per node.
 #[derive(Clone, Copy, Debug, Default, Serialize)]
 pub struct NodeStats {
@@ -186,6 +195,7 @@ pub struct Medium {
     in_flight: Vec<u32>,
     access_timer: Option<(TimerId, SimTime)>,
     starters: Vec<(u32, usize)>,
+    trace: Option<Vec<MediumTrace>>,
     collision_ifs: Vec<CollisionIfs>,
 }
 
@@ -260,7 +270,24 @@ impl Medium {
             in_flight: Vec::new(),
             access_timer: None,
             starters: Vec::new(),
+            trace: None,
             collision_ifs,
+        }
+    }
+
+    /// Starts recording [`MediumTrace`] entries.
+    pub fn enable_trace(&mut self) {
+        self.trace = Some(Vec::new());
+    }
+
+    /// The entries recorded so far (empties the buffer).
+    pub fn take_trace(&mut self) -> Vec<MediumTrace> {
+        self.trace.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
+    fn record(&mut self, e: MediumTrace) {
+        if let Some(t) = &mut self.trace {
+            t.push(e);
         }
     }
 
@@ -482,6 +509,8 @@ impl Medium {
         link.stats.mpdus_sent += mpdus as u64;
         link.stats.airtime_ns += duration.as_ns();
         let aggregated = aggregate && mpdus > 1;
+        let node = self.nodes[ni as usize].node;
+        self.record(MediumTrace::PpduStart { t: now, node, mpdus, duration });
         self.nodes[ni as usize].exchange =
             Some(Exchange { ac: eidx, link: li, received, mpdus: taken, aggregated, bar: false, start: now, end, success: false });
         Some(end)
@@ -493,6 +522,9 @@ impl Medium {
         let end = now + link.bar;
         link.stats.block_ack_reqs += 1;
         link.stats.airtime_ns += link.bar.as_ns();
+        let duration = link.bar;
+        let node = self.nodes[ni as usize].node;
+        self.record(MediumTrace::PpduStart { t: now, node, mpdus: 0, duration });
         self.nodes[ni as usize].exchange =
             Some(Exchange { ac: eidx, link: li, mpdus: Vec::new(), received: Vec::new(), aggregated: true, bar: true, start: now, end, success: false });
         end
@@ -530,6 +562,12 @@ impl Medium {
             }
         }
         let resp = if ex.aggregated { link.block_ack } else { link.ack };
+        let ok = ex.received.iter().filter(|&&r| r).count() as u32;
+        let (rx, txv, detected) = (link.rx as usize, link.txv, preamble_detected(snr));
+        let node = self.nodes[ni as usize].node;
+        self.record(MediumTrace::PpduEnd { t: now, node, ok, collided: false });
+        let ex = self.nodes[ni as usize].exchange.as_mut().expect("exchange");
+        let link = &mut self.links[ex.link as usize];
         if any {
             ex.success = true;
             let rx_node = link.rx_node;
@@ -547,10 +585,20 @@ impl Medium {
             if !ex.bar {
                 link.stats.ppdus_failed += 1;
             }
-            let nav_end = now + self.sifs + resp;
+            // Third parties decoded the header and honour the NAV up to the expected response; the
+            // intended receiver saw an FCS error and waits EIFS (`wifi-model.md` §1.1, ns-3's
+            // estimated-ACK rule); with no preamble detected it saw only energy and waits AIFS.
+            let nav_end = if detected { now + self.sifs + resp } else { now };
+            let eifs_end = if detected { now + self.sifs + crate::phy::timing::estimated_ack_tx_time(&txv) } else { now };
             let timeout = now + self.ack_timeout;
             for (i, n) in self.nodes.iter_mut().enumerate() {
-                n.ref_time = if i == ni as usize { timeout } else { nav_end };
+                n.ref_time = if i == ni as usize {
+                    timeout
+                } else if i == rx {
+                    eifs_end
+                } else {
+                    nav_end
+                };
             }
             self.nodes[ni as usize].stats.ack_timeouts += 1;
             self.on_air = false;
@@ -572,8 +620,9 @@ impl Medium {
             n.ref_time = now + eifs_extra;
         }
         for &ni in group {
+            let (node, own_end) = (self.nodes[ni as usize].node, self.nodes[ni as usize].exchange.as_ref().expect("exchange").end);
+            self.record(MediumTrace::PpduEnd { t: own_end, node, ok: 0, collided: true });
             let n = &mut self.nodes[ni as usize];
-            let own_end = n.exchange.as_ref().expect("exchange").end;
             let t = (own_end + self.ack_timeout).max(now);
             n.ref_time = t;
             n.stats.collisions += 1;
@@ -737,3 +786,7 @@ impl Medium {
         self.links.iter().map(|l| (self.nodes[l.tx as usize].node, l.rx_node, l.stats.airtime_ns)).collect()
     }
 }
+
+#[cfg(test)]
+#[path = "medium_tests.rs"]
+mod tests;

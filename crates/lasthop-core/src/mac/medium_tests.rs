@@ -1,0 +1,128 @@
+//! Timeline tests of the medium, driven event by event without the world.
+
+use super::*;
+use crate::engine::EventQueue;
+use crate::mac::config::BssParams;
+use crate::phy::mcs::{ChannelWidth, GuardInterval};
+use crate::scenario::{Scenario, WifiConfig};
+use std::path::Path;
+
+struct Q(EventQueue<WifiEvent>);
+impl Scheduler for Q {
+    fn schedule(&mut self, at: SimTime, ev: WifiEvent) -> TimerId {
+        self.0.schedule(at, ev)
+    }
+    fn cancel(&mut self, id: TimerId) {
+        self.0.cancel(id);
+    }
+}
+
+fn wifi_config(extra: &str) -> WifiConfig {
+    let text = format!("duration_s = 1\n[[aps]]\nname = \"ap\"\nlast_hop = {{ type = \"wifi\", {extra} }}\n");
+    let sc = Scenario::from_toml_str(&text, Path::new(".")).unwrap();
+    match &sc.aps[0].last_hop {
+        crate::scenario::LastHop::Wifi(w) => (**w).clone(),
+        _ => unreachable!(),
+    }
+}
+
+fn pkt(id: u64, src: NodeId, dst: NodeId) -> Packet {
+    Packet { id, flow: 0, seq: id, size: 1500, src, dst, dscp: 0, sent: SimTime::ZERO, enqueued: SimTime::ZERO }
+}
+
+/// A medium with an AP (node 0) and one station (node 1) at `snr_db`; downlink at HT MCS `dl`, uplink
+/// at MCS `ul`.
+fn pair(snr_db: f64, dl: u8, ul: u8) -> Medium {
+    let c = wifi_config("ampdu = false");
+    let bss = vec![(BssParams::from_config(&c), c.collision_ifs)];
+    let nodes = vec![NodeSpec { node: 0, bss: 0, is_ap: true, name: "ap".into() }, NodeSpec { node: 1, bss: 0, is_ap: false, name: "sta".into() }];
+    let tx = |m| TxVector::ht(m, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap();
+    let links = vec![
+        LinkSpec { tx: 0, rx: 1, txv: tx(dl), channel: ChannelModel::fixed(snr_db) },
+        LinkSpec { tx: 1, rx: 0, txv: tx(ul), channel: ChannelModel::fixed(snr_db) },
+    ];
+    let mut m = Medium::new(bss, nodes, links, 2, 1);
+    m.enable_trace();
+    m
+}
+
+/// Runs until `stop` returns true for a trace entry or the queue empties; returns the whole trace.
+fn run_until(m: &mut Medium, q: &mut Q, log: &mut PacketLog, trace: &mut Vec<MediumTrace>, stop: impl Fn(&MediumTrace) -> bool) {
+    let (mut delivered, mut dropped) = (Vec::new(), Vec::new());
+    while let Some((now, ev)) = q.0.pop() {
+        let mut out = Outputs { log, delivered: &mut delivered, dropped: &mut dropped };
+        m.handle(now, ev, q, &mut out);
+        let new = m.take_trace();
+        let hit = new.iter().any(&stop);
+        trace.extend(new);
+        if hit {
+            return;
+        }
+    }
+}
+
+/// ```text
+///  AP   ██████ MCS7 at 8 dB: nothing decoded        ···· ACK timeout 45 µs
+///  STA        └ FCS error → EIFS = SIFS 16 + est. ACK 32 + AIFS (16 + 3·9) → first slot at +91 µs
+///  STA uplink (MCS0 decodes at 8 dB) starts at end + 91 µs + b·9 µs, never on the NAV grid (+87)
+/// ```
+#[test]
+fn receiver_of_an_errored_frame_waits_eifs() {
+    let mut m = pair(8.0, 7, 0);
+    let mut q = Q(EventQueue::new());
+    let mut log = PacketLog::new(false);
+    let (mut delivered, mut dropped) = (Vec::new(), Vec::new());
+    let mut out = Outputs { log: &mut log, delivered: &mut delivered, dropped: &mut dropped };
+    m.enqueue(SimTime::ZERO, 0, 1, pkt(0, 0, 1), &mut q, &mut out);
+    let mut trace = Vec::new();
+    run_until(&mut m, &mut q, &mut log, &mut trace, |e| matches!(e, MediumTrace::PpduStart { node: 0, .. }));
+    let now = q.0.now();
+    let mut out = Outputs { log: &mut log, delivered: &mut delivered, dropped: &mut dropped };
+    m.enqueue(now, 1, 0, pkt(1, 1, 0), &mut q, &mut out);
+    run_until(&mut m, &mut q, &mut log, &mut trace, |e| matches!(e, MediumTrace::PpduStart { node: 1, .. }));
+    let ap_end = trace.iter().find_map(|e| match e {
+        MediumTrace::PpduEnd { t, node: 0, ok: 0, .. } => Some(*t),
+        _ => None,
+    });
+    let sta_start = trace.iter().find_map(|e| match e {
+        MediumTrace::PpduStart { t, node: 1, .. } => Some(*t),
+        _ => None,
+    });
+    let gap = (sta_start.unwrap() - ap_end.unwrap()).as_ns();
+    assert!(gap >= 91_000 && (gap - 91_000) % 9_000 == 0, "gap {gap} ns: {trace:?}");
+}
+
+/// Two stations whose backoffs end in the same slot collide; each then waits its ACK timeout, and the
+/// AP (a third party) resumes AIFS after the longer PPDU.
+#[test]
+fn same_slot_backoffs_collide() {
+    let c = wifi_config("profile = \"ns3\", ampdu = false");
+    let bss = vec![(BssParams::from_config(&c), c.collision_ifs)];
+    let nodes: Vec<NodeSpec> = (0..3).map(|i| NodeSpec { node: i, bss: 0, is_ap: i == 0, name: format!("n{i}") }).collect();
+    let tx = TxVector::ht(7, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap();
+    let links = [LinkSpec { tx: 1, rx: 0, txv: tx, channel: ChannelModel::fixed(40.0) },
+        LinkSpec { tx: 2, rx: 0, txv: tx, channel: ChannelModel::fixed(40.0) }];
+    // Find a seed where the two stations draw the same first backoff.
+    for seed in 0..200 {
+        let mut m = Medium::new(bss.clone(), nodes.iter().map(|n| NodeSpec { name: n.name.clone(), ..*n }).collect(), links.iter().map(|l| LinkSpec { channel: l.channel.clone(), ..*l }).collect(), 3, seed);
+        if m.nodes[1].edcaf[2].backoff_slots() != m.nodes[2].edcaf[2].backoff_slots() {
+            continue;
+        }
+        m.enable_trace();
+        let mut q = Q(EventQueue::new());
+        let mut log = PacketLog::new(false);
+        let (mut d, mut x) = (Vec::new(), Vec::new());
+        let mut out = Outputs { log: &mut log, delivered: &mut d, dropped: &mut x };
+        m.enqueue(SimTime::ZERO, 1, 0, pkt(0, 1, 0), &mut q, &mut out);
+        m.enqueue(SimTime::ZERO, 2, 0, pkt(1, 2, 0), &mut q, &mut out);
+        let mut trace = Vec::new();
+        run_until(&mut m, &mut q, &mut log, &mut trace, |e| matches!(e, MediumTrace::PpduEnd { collided: true, .. }));
+        let starts: Vec<SimTime> = trace.iter().filter_map(|e| if let MediumTrace::PpduStart { t, .. } = e { Some(*t) } else { None }).collect();
+        assert_eq!(starts.len(), 2);
+        assert_eq!(starts[0], starts[1], "same slot");
+        assert_eq!(m.nodes[1].stats.collisions, 1);
+        assert_eq!(m.nodes[2].stats.collisions, 1);
+        return;
+    }
+    panic!("no seed with equal first backoffs");
+}
