@@ -2,8 +2,12 @@
 //! dropped, `dequeue(now)` returns the next packet to send (and any it dropped on the way, for AQMs).
 //! The set is closed, so dispatch goes through [`AnyQueue`].
 
+pub mod codel;
+mod error;
 mod fifo;
 
+pub use codel::{Codel, CodelParams, CodelQdiscParams, CodelStats, CodelVars};
+pub use error::ParamError;
 pub use fifo::Fifo;
 
 use crate::packet::Packet;
