@@ -5,10 +5,12 @@
 pub mod codel;
 mod error;
 mod fifo;
+pub mod fq;
 
 pub use codel::{Codel, CodelParams, CodelQdiscParams, CodelStats, CodelVars};
 pub use error::ParamError;
 pub use fifo::Fifo;
+pub use fq::{Fq, FqParams, FqStats, TinId, TinStats};
 
 use crate::packet::Packet;
 use crate::scenario::QueueConfig;
