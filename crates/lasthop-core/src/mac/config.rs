@@ -122,3 +122,30 @@ pub fn fixed_txvector(c: &WifiConfig, rc: &RateControlConfig) -> Result<TxVector
     tx.validate_in_band(c.band)?;
     Ok(tx)
 }
+
+impl BssParams {
+    /// An empty ns-3-style FIFO transmit path for a node of this BSS.
+    pub fn fifo_path(&self) -> super::txpath::TxPath {
+        super::txpath::TxPath::Fifo(super::txpath::fifo::FifoPath::new(super::txpath::fifo::FifoParams {
+            qos: self.qos,
+            ampdu: self.ampdu,
+            limits: self.ampdu_limits,
+            band: self.timings.band,
+            airtime: self.airtime,
+            queue_packets: self.queue_packets,
+            retry_limit: self.retry_limit,
+            lifetime: self.lifetime,
+            explicit_bar: self.explicit_bar,
+            sifs: self.timings.sifs,
+        }))
+    }
+
+    /// Adds medium link `id` at fixed rate `txv` to a FIFO path.
+    pub fn add_fifo_link(&self, path: &mut super::txpath::TxPath, id: u32, txv: TxVector) {
+        use crate::phy::airtime::{ack_duration, block_ack_duration, BlockAckBitmap};
+        let band = self.timings.band;
+        let bitmap = if txv.standard == PhyStandard::He && self.ampdu_limits.max_mpdus > 64 { BlockAckBitmap::Compressed256 } else { BlockAckBitmap::Compressed64 };
+        let super::txpath::TxPath::Fifo(p) = path;
+        p.add_link(id, txv, ack_duration(&txv, &self.basic_rates_mbps, band), block_ack_duration(&txv, &self.basic_rates_mbps, band, bitmap));
+    }
+}

@@ -1,41 +1,44 @@
-//! One collision domain: every node's EDCAFs, the shared medium, frame exchanges, collisions, retries,
-//! BlockAck windows and receiver reordering.
+//! One collision domain: every node's EDCAFs, the shared medium, frame exchanges, collisions, hardware
+//! retries along a rate chain, and receiver reordering. What is queued and how PSDUs are formed is the
+//! node's [`TxPath`].
 //!
-//! Source: `wifi-model.md` §3 (channel access, collisions, ACK timeout), §2.3 (A-MPDU), §4.3 (per-MPDU
-//! errors), §3.1 step 8 and §9 item 5 (retry limits: per-MPDU attempt limit without BlockAck, lifetime
-//! under BlockAck, as in ns-3 ≥ 3.44).
+//! Source: `wifi-model.md` §3 (channel access, collisions, ACK timeout, hardware retries §3.6), §4.3
+//! (per-MPDU errors), §1.1 (EIFS).
 //!
 //! Event flow of one channel access:
 //! ```text
 //! Access(t) ── earliest backoff end over all nodes; equal ends in the same ns collide
-//!   │ freeze every other EDCAF; form the PSDU(s); medium busy
+//!   │ freeze every other EDCAF; each winner transmits the head PSDU of its hardware queue at the
+//!   │ current series of the PSDU's rate chain; medium busy
 //!   ▼
 //! PpduEnd(t + max airtime)
 //!   ├─ one PPDU, ≥ 1 MPDU received → deliver (through the receiver's reorder buffer),
 //!   │     response SIFS later → ExchangeEnd(ack end): success, CW reset, TXOP may continue
-//!   ├─ one PPDU, nothing received → transmitter: ExchangeEnd(end + ACK timeout), failure;
-//!   │     others honour the NAV to the expected response's end
+//!   ├─ one PPDU, nothing received → transmitter: ExchangeEnd(end + ACK timeout), failure; the
+//!   │     receiver waits EIFS, others honour the NAV to the expected response's end
 //!   └─ collision → every transmitter fails after its ACK timeout; others resume after the last
 //!         PPDU ends (AIFS, or EIFS with `collision_ifs = "eifs"`)
+//! ExchangeEnd: success → TxPath::complete; failure → retry in hardware while the chain has tries,
+//!   else TxPath::complete (XRETRY)
 //! ```
 //! Control responses (ACK, BlockAck) are not subject to errors (approximation, see FIDELITY.md).
 
-use super::ampdu::{self, PsduPlan};
 use super::config::BssParams;
 use super::edca::{dscp_to_user_priority, Access, AccessCategory, Edcaf};
+use super::txpath::{PathOut, Psdu, TxPath, TxStatus};
 use crate::channel::ChannelModel;
 use crate::engine::TimerId;
 use crate::packet::{NodeId, Packet};
-use crate::phy::airtime::{ack_duration, block_ack_duration, response_duration, BlockAckBitmap, BLOCK_ACK_REQ_LEN};
+use crate::phy::airtime::{ack_duration, block_ack_duration, ppdu_duration_with, response_duration, BlockAckBitmap};
 use crate::phy::error::{mpdu_success_prob, preamble_detected, ErrorModel};
 use crate::phy::mcs::{PhyStandard, TxVector};
 use crate::queue::Dropped;
 use crate::rng::Rng;
 use crate::scenario::CollisionIfs;
-use crate::stats::{DropReason, PacketLog, Stage};
+use crate::stats::{PacketLog, Stage};
 use crate::time::{SimDuration, SimTime};
 use serde::Serialize;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 
 /// Events of the medium.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,49 +67,33 @@ pub struct Outputs<'a> {
     pub dropped: &'a mut Vec<Dropped>,
 }
 
-/// An MPDU waiting in (or retried from) a MAC queue.
-#[derive(Clone, Copy, Debug)]
-struct Mpdu {
-    pkt: Packet,
-    seq: u64,
-    len: u32,
-    attempts: u32,
-    enq: SimTime,
-}
-
 /// Counters per link (transmitter → receiver).
 #[derive(Clone, Copy, Debug, Default, Serialize)]
 pub struct LinkStats {
+    /// Data PPDUs sent (attempts, including hardware retries).
     pub ppdus: u64,
     pub ppdus_failed: u64,
     pub mpdus_sent: u64,
     pub mpdus_acked: u64,
-    pub mpdus_dropped: u64,
     /// BlockAckReqs sent after missed BlockAcks.
     pub block_ack_reqs: u64,
     /// Airtime of this link's PPDUs, ns.
     pub airtime_ns: u64,
 }
 
-/// A directed link with its MAC queues (one per AC) and the receiver's reorder state.
+/// A directed link: channel, error draws and the receiver's reorder state.
 struct Link {
     tx: u32,
     rx: u32,
     rx_node: NodeId,
+    /// The configured (first-series) rate, for reporting.
     txv: TxVector,
     channel: ChannelModel,
     err_rng: Rng,
-    ack: SimDuration,
-    block_ack: SimDuration,
-    /// Airtime of a BlockAckReq at the control rate.
-    bar: SimDuration,
-    /// A BlockAckReq must precede the next data of this AC (explicit BAR after a missed BlockAck).
-    bar_pending: [bool; 4],
-    /// Last (SNR bits, MPDU length) → success probability: the error model is the costliest
-    /// arithmetic per MPDU, and SNR and length rarely change between consecutive MPDUs.
-    per_memo: (u64, u32, f64),
-    queues: [VecDeque<Mpdu>; 4],
-    next_seq: [u64; 4],
+    bitmap: BlockAckBitmap,
+    /// Last (SNR bits, MPDU length, rate) → success probability: the error model is the costliest
+    /// arithmetic per MPDU, and these rarely change between consecutive MPDUs.
+    per_memo: (u64, u32, TxVector, f64),
     rx_next: [u64; 4],
     held: [BTreeMap<u64, Packet>; 4],
     stats: LinkStats,
@@ -128,16 +115,25 @@ pub struct NodeStats {
     pub collisions: u64,
     pub internal_collisions: u64,
     pub ack_timeouts: u64,
+    /// PSDUs abandoned by the hardware after their whole rate chain (XRETRY).
+    pub xretries: u64,
+}
+
+/// The PSDU at the head of a hardware queue and how far its rate chain got.
+struct Hw {
+    psdu: Psdu,
+    series: usize,
+    tries: u8,
+    attempts: u32,
 }
 
 /// The exchange a node has on the air or awaits the response of.
 struct Exchange {
+    /// EDCAF index.
+    eidx: usize,
+    /// Queue (AC) index of the PSDU in `hw`.
     ac: usize,
-    link: u32,
-    mpdus: Vec<Mpdu>,
-    aggregated: bool,
-    /// A BlockAckReq (no MPDUs), sent after a missed BlockAck.
-    bar: bool,
+    txv: TxVector,
     start: SimTime,
     end: SimTime,
     received: Vec<bool>,
@@ -151,15 +147,18 @@ struct Node {
     qos: bool,
     edcaf: Vec<Edcaf>,
     links: Vec<u32>,
-    backlog: [u32; 4],
+    path: TxPath,
+    hw: [Option<Hw>; 4],
     rng: Rng,
     /// Reference instant for this node's IFS: the end of the last busy period it observed, or its own
     /// ACK timeout, NAV or EIFS end.
     ref_time: SimTime,
     exchange: Option<Exchange>,
-    /// Buffers of the last finished exchange, reused so the hot path does not allocate.
-    spare: (Vec<Mpdu>, Vec<bool>),
+    /// Buffer of the last finished exchange, reused so the hot path does not allocate.
+    spare: Vec<bool>,
     txop_start: SimTime,
+    /// The EDCAF whose TXOP continues at the pending `TxopContinue`.
+    continue_eidx: Option<usize>,
     stats: NodeStats,
 }
 
@@ -169,9 +168,10 @@ pub struct NodeSpec {
     pub bss: usize,
     pub is_ap: bool,
     pub name: String,
+    pub path: TxPath,
 }
 
-/// Construction parameters of a link.
+/// Construction parameters of a link. Links of a node must be given in the order its path knows them.
 pub struct LinkSpec {
     pub tx: NodeId,
     pub rx: NodeId,
@@ -195,6 +195,7 @@ pub struct Medium {
     in_flight: Vec<u32>,
     access_timer: Option<(TimerId, SimTime)>,
     starters: Vec<(u32, usize)>,
+    releases: Vec<(u32, usize, u64)>,
     trace: Option<Vec<MediumTrace>>,
     collision_ifs: Vec<CollisionIfs>,
 }
@@ -220,12 +221,14 @@ impl Medium {
                 qos: b.qos,
                 edcaf,
                 links: Vec::new(),
-                backlog: [0; 4],
+                path: s.path,
+                hw: Default::default(),
                 rng,
                 ref_time: SimTime::ZERO,
                 exchange: None,
-                spare: (Vec::new(), Vec::new()),
+                spare: Vec::new(),
                 txop_start: SimTime::ZERO,
+                continue_eidx: None,
                 stats: NodeStats::default(),
             });
             names.push(s.name);
@@ -241,16 +244,11 @@ impl Medium {
                 tx,
                 rx,
                 rx_node: l.rx,
-                ack: ack_duration(&l.txv, &b.basic_rates_mbps, timings.band),
-                block_ack: block_ack_duration(&l.txv, &b.basic_rates_mbps, timings.band, bitmap),
-                bar: response_duration(&l.txv, &b.basic_rates_mbps, timings.band, BLOCK_ACK_REQ_LEN),
-                bar_pending: [false; 4],
-                per_memo: (u64::MAX, 0, 0.0),
                 txv: l.txv,
                 channel: l.channel,
                 err_rng: Rng::derive(seed, &format!("wifi/{}->{}/errors", names[tx as usize], names[rx as usize])),
-                queues: Default::default(),
-                next_seq: [0; 4],
+                bitmap,
+                per_memo: (u64::MAX, 0, l.txv, 0.0),
                 rx_next: [0; 4],
                 held: Default::default(),
                 stats: LinkStats::default(),
@@ -270,6 +268,7 @@ impl Medium {
             in_flight: Vec::new(),
             access_timer: None,
             starters: Vec::new(),
+            releases: Vec::new(),
             trace: None,
             collision_ifs,
         }
@@ -309,32 +308,29 @@ impl Medium {
         n.ref_time + self.sifs
     }
 
+    /// Applies receiver-window moves requested by a transmit path, delivering what they release.
+    fn apply_releases(&mut self, out: &mut Outputs<'_>) {
+        while let Some((link, ac, upto)) = self.releases.pop() {
+            Self::release_held(&mut self.links[link as usize], ac, upto, out);
+        }
+    }
+
     /// Queues `pkt` at world node `from` for its neighbour `to`.
     pub fn enqueue<S: Scheduler>(&mut self, now: SimTime, from: NodeId, to: NodeId, pkt: Packet, sched: &mut S, out: &mut Outputs<'_>) {
         let ni = self.node_of[from as usize].expect("enqueue at a Wi-Fi node");
         let ac = self.ac_index(ni, pkt.dscp);
-        let node = &self.nodes[ni as usize];
-        let bss = &self.bss[node.bss];
-        let li = *node.links.iter().find(|&&l| self.links[l as usize].rx_node == to).expect("route uses an existing Wi-Fi link");
-        let link = &mut self.links[li as usize];
-        if link.queues[ac].len() >= bss.queue_packets as usize {
-            out.dropped.push((pkt, DropReason::QueueFull));
-            return;
-        }
-        let seq = link.next_seq[ac];
-        link.next_seq[ac] += 1;
-        link.queues[ac].push_back(Mpdu { pkt, seq, len: super::mpdu_len(pkt.size, node.qos), attempts: 0, enq: now });
-        out.log.stamp(pkt.id, Stage::HwEnq, now);
         let node = &mut self.nodes[ni as usize];
-        let was_empty = node.backlog[ac] == 0;
-        node.backlog[ac] += 1;
+        let local = node.links.iter().position(|&l| self.links[l as usize].rx_node == to).expect("route uses an existing Wi-Fi link");
+        let was_empty = node.hw[ac].is_none() && !node.path.pending(ac);
+        let mut po = PathOut { log: out.log, dropped: out.dropped, releases: &mut self.releases };
+        node.path.enqueue(now, local, ac, pkt, &mut po);
+        self.apply_releases(out);
+        let node = &mut self.nodes[ni as usize];
         let eidx = if node.qos { ac } else { 0 };
-        if node.edcaf[eidx].access == Access::NotRequested && node.exchange.is_none() {
+        if node.path.pending(ac) && node.edcaf[eidx].access == Access::NotRequested && node.exchange.is_none() {
             let idle = (!self.on_air).then(|| node.ref_time + self.sifs);
             node.edcaf[eidx].request(now, was_empty, idle, self.slot, &mut node.rng);
-            if !self.on_air {
-                self.rearm_access(now, sched);
-            }
+            self.rearm_access(now, sched);
         }
     }
 
@@ -347,7 +343,13 @@ impl Medium {
             }
             WifiEvent::PpduEnd => self.on_ppdu_end(now, sched, out),
             WifiEvent::ExchangeEnd { node } => self.on_exchange_end(now, node, sched, out),
-            WifiEvent::TxopContinue { node } => self.on_txop_continue(now, node, sched, out),
+            WifiEvent::TxopContinue { node } => {
+                let eidx = self.nodes[node as usize].exchange_eidx_for_continue();
+                let end = self.transmit(now, node, eidx, out).expect("a continued TXOP has its PSDU in hardware");
+                self.in_flight.clear();
+                self.in_flight.push(node);
+                sched.schedule(end, WifiEvent::PpduEnd);
+            }
         }
     }
 
@@ -426,7 +428,8 @@ impl Medium {
         for &(ni, eidx) in &starters {
             self.nodes[ni as usize].txop_start = now;
             self.nodes[ni as usize].stats.accesses += 1;
-            if let Some(e) = self.start_psdu(now, ni, eidx, out) {
+            if self.load_hw(now, ni, eidx, None, out) {
+                let e = self.transmit(now, ni, eidx, out).expect("hardware queue loaded");
                 end = end.max(e);
                 self.in_flight.push(ni);
             } else {
@@ -443,91 +446,50 @@ impl Medium {
         sched.schedule(end, WifiEvent::PpduEnd);
     }
 
-    /// Picks the link to serve for AC `eidx` at node `ni`: the one whose head MPDU is oldest.
-    fn pick_link(&self, ni: u32, ac: usize) -> Option<u32> {
-        self.nodes[ni as usize]
-            .links
-            .iter()
-            .filter_map(|&l| self.links[l as usize].queues[ac].front().map(|m| (m.enq, m.seq, l)))
-            .min()
-            .map(|(_, _, l)| l)
+    /// Makes sure the hardware queue of EDCAF `eidx` holds a PSDU; `budget` as in [`TxPath::head`].
+    fn load_hw(&mut self, now: SimTime, ni: u32, eidx: usize, budget: Option<SimDuration>, out: &mut Outputs<'_>) -> bool {
+        let n = &mut self.nodes[ni as usize];
+        let ac = if n.qos { eidx } else { 0 };
+        if n.hw[ac].is_none() {
+            let mut po = PathOut { log: out.log, dropped: out.dropped, releases: &mut self.releases };
+            n.hw[ac] = n.path.head(now, ac, budget, &mut po).map(|psdu| Hw { psdu, series: 0, tries: 0, attempts: 0 });
+            self.apply_releases(out);
+        }
+        self.nodes[ni as usize].hw[ac].is_some()
     }
 
-    /// Forms and starts a PSDU; returns its end time, or `None` if nothing is queued.
-    fn start_psdu(&mut self, now: SimTime, ni: u32, eidx: usize, out: &mut Outputs<'_>) -> Option<SimTime> {
-        let n = &self.nodes[ni as usize];
+    /// Starts the next attempt of the hardware-queue head of EDCAF `eidx`; returns its end.
+    fn transmit(&mut self, now: SimTime, ni: u32, eidx: usize, out: &mut Outputs<'_>) -> Option<SimTime> {
+        let n = &mut self.nodes[ni as usize];
         let ac = if n.qos { eidx } else { 0 };
         let bss = &self.bss[n.bss];
-        let edca = n.edcaf[eidx].params;
-        let txop_left = if edca.txop_limit.is_zero() { None } else { Some((n.txop_start + edca.txop_limit).saturating_since(now)) };
-        let li = self.pick_link(ni, ac)?;
-        let lifetime = bss.lifetime;
-        let aggregate = bss.ampdu && !(n.qos && ac == AccessCategory::Vo as usize);
-        // Drop MPDUs whose lifetime expired (under BlockAck there is no retry limit).
-        {
-            let link = &mut self.links[li as usize];
-            while let Some(m) = link.queues[ac].front() {
-                if aggregate && now.saturating_since(m.enq) > lifetime {
-                    let m = link.queues[ac].pop_front().expect("front");
-                    link.stats.mpdus_dropped += 1;
-                    self.nodes[ni as usize].backlog[ac] -= 1;
-                    out.dropped.push((m.pkt, DropReason::Deadline));
-                    Self::release_held(link, ac, m.seq + 1, out);
-                } else {
-                    break;
-                }
-            }
-            if link.queues[ac].is_empty() {
-                return None;
-            }
-        }
-        if self.links[li as usize].bar_pending[ac] {
-            return Some(self.start_bar(now, ni, eidx, li));
-        }
-        let link = &self.links[li as usize];
-        let mut limits = bss.ampdu_limits;
-        if let Some(left) = txop_left {
-            let resp = if aggregate { link.block_ack } else { link.ack };
-            limits.max_duration = limits.max_duration.min(left.saturating_sub(self.sifs + resp));
-        }
-        let win_end = link.queues[ac].front().map(|m| m.seq + limits.max_mpdus as u64).unwrap_or(0);
-        let lens = link.queues[ac].iter().take_while(|m| m.seq < win_end).map(|m| m.len);
-        let PsduPlan { mpdus, duration, .. } = ampdu::plan(lens, &link.txv, bss.timings.band, bss.airtime, &limits, aggregate);
-        let end = now + duration;
-        let link = &mut self.links[li as usize];
-        let (mut taken, mut received) = std::mem::take(&mut self.nodes[ni as usize].spare);
-        taken.clear();
-        received.clear();
-        received.resize(mpdus as usize, false);
-        for _ in 0..mpdus {
-            let mut m = link.queues[ac].pop_front().expect("planned MPDUs are queued");
-            m.attempts += 1;
-            out.log.stamp_first(m.pkt.id, Stage::AirStart, now);
-            taken.push(m);
-        }
-        link.stats.ppdus += 1;
-        link.stats.mpdus_sent += mpdus as u64;
+        let hw = n.hw[ac].as_ref()?;
+        let (txv, _) = hw.psdu.chain.get(hw.series).expect("a PSDU in hardware has a series left");
+        let duration = if hw.psdu.bar {
+            response_duration(&txv, &bss.basic_rates_mbps, bss.timings.band, hw.psdu.psdu_len)
+        } else {
+            ppdu_duration_with(&txv, hw.psdu.psdu_len, bss.timings.band, bss.airtime)
+        };
+        let link = &mut self.links[hw.psdu.link as usize];
         link.stats.airtime_ns += duration.as_ns();
-        let aggregated = aggregate && mpdus > 1;
-        let node = self.nodes[ni as usize].node;
+        if hw.psdu.bar {
+            link.stats.block_ack_reqs += 1;
+        } else {
+            link.stats.ppdus += 1;
+            link.stats.mpdus_sent += hw.psdu.mpdus.len() as u64;
+        }
+        for m in &hw.psdu.mpdus {
+            out.log.stamp_first(m.pkt.id, Stage::AirStart, now);
+        }
+        let mut received = std::mem::take(&mut n.spare);
+        received.clear();
+        received.resize(hw.psdu.mpdus.len(), false);
+        let mpdus = hw.psdu.mpdus.len() as u32;
+        let end = now + duration;
+        n.exchange = Some(Exchange { eidx, ac, txv, start: now, end, received, success: false });
+        let node = n.node;
         self.record(MediumTrace::PpduStart { t: now, node, mpdus, duration });
-        self.nodes[ni as usize].exchange =
-            Some(Exchange { ac: eidx, link: li, received, mpdus: taken, aggregated, bar: false, start: now, end, success: false });
         Some(end)
-    }
-
-    /// Starts a BlockAckReq exchange; the BlockAck that answers it ends the recovery.
-    fn start_bar(&mut self, now: SimTime, ni: u32, eidx: usize, li: u32) -> SimTime {
-        let link = &mut self.links[li as usize];
-        let end = now + link.bar;
-        link.stats.block_ack_reqs += 1;
-        link.stats.airtime_ns += link.bar.as_ns();
-        let duration = link.bar;
-        let node = self.nodes[ni as usize].node;
-        self.record(MediumTrace::PpduStart { t: now, node, mpdus: 0, duration });
-        self.nodes[ni as usize].exchange =
-            Some(Exchange { ac: eidx, link: li, mpdus: Vec::new(), received: Vec::new(), aggregated: true, bar: true, start: now, end, success: false });
-        end
     }
 
     fn on_ppdu_end<S: Scheduler>(&mut self, now: SimTime, sched: &mut S, out: &mut Outputs<'_>) {
@@ -541,19 +503,23 @@ impl Medium {
         self.in_flight.clear();
     }
 
-    fn finish_single<S: Scheduler>(&mut self, now: SimTime, ni: u32, sched: &mut S, out: &mut Outputs<'_>) {
-        let qos = self.nodes[ni as usize].qos;
-        let ex = self.nodes[ni as usize].exchange.as_mut().expect("transmitting node has an exchange");
-        let link = &mut self.links[ex.link as usize];
+    /// Draws which MPDUs of node `ni`'s PPDU were received; returns (any received, preamble detected).
+    fn draw_reception(&mut self, ni: u32) -> (bool, bool) {
+        let n = &mut self.nodes[ni as usize];
+        let ex = n.exchange.as_mut().expect("transmitting node has an exchange");
+        let hw = n.hw[ex.ac].as_ref().expect("exchange PSDU");
+        let link = &mut self.links[hw.psdu.link as usize];
         let snr = link.channel.snr_db(ex.start);
-        let mut any = ex.bar && preamble_detected(snr);
-        if preamble_detected(snr) {
-            for (i, m) in ex.mpdus.iter().enumerate() {
-                let p = if link.per_memo.0 == snr.to_bits() && link.per_memo.1 == m.len {
-                    link.per_memo.2
+        let detected = preamble_detected(snr);
+        let mut any = hw.psdu.bar && detected;
+        if detected {
+            for (i, m) in hw.psdu.mpdus.iter().enumerate() {
+                let memo = &link.per_memo;
+                let p = if memo.0 == snr.to_bits() && memo.1 == m.len && memo.2 == ex.txv {
+                    memo.3
                 } else {
-                    let p = mpdu_success_prob(self.error_model, snr, &link.txv, m.len);
-                    link.per_memo = (snr.to_bits(), m.len, p);
+                    let p = mpdu_success_prob(self.error_model, snr, &ex.txv, m.len);
+                    link.per_memo = (snr.to_bits(), m.len, ex.txv, p);
                     p
                 };
                 let ok = p >= 1.0 || link.err_rng.bernoulli(p);
@@ -561,58 +527,77 @@ impl Medium {
                 any |= ok;
             }
         }
-        let resp = if ex.aggregated { link.block_ack } else { link.ack };
+        (any, detected)
+    }
+
+    fn response_duration(&self, ni: u32) -> SimDuration {
+        let n = &self.nodes[ni as usize];
+        let ex = n.exchange.as_ref().expect("exchange");
+        let hw = n.hw[ex.ac].as_ref().expect("exchange PSDU");
+        let b = &self.bss[n.bss];
+        if hw.psdu.aggregated {
+            block_ack_duration(&ex.txv, &b.basic_rates_mbps, b.timings.band, self.links[hw.psdu.link as usize].bitmap)
+        } else {
+            ack_duration(&ex.txv, &b.basic_rates_mbps, b.timings.band)
+        }
+    }
+
+    fn finish_single<S: Scheduler>(&mut self, now: SimTime, ni: u32, sched: &mut S, out: &mut Outputs<'_>) {
+        let (any, detected) = self.draw_reception(ni);
+        let resp = self.response_duration(ni);
+        let n = &mut self.nodes[ni as usize];
+        let ex = n.exchange.as_mut().expect("exchange");
+        let hw = n.hw[ex.ac].as_ref().expect("exchange PSDU");
         let ok = ex.received.iter().filter(|&&r| r).count() as u32;
-        let (rx, txv, detected) = (link.rx as usize, link.txv, preamble_detected(snr));
-        let node = self.nodes[ni as usize].node;
-        self.record(MediumTrace::PpduEnd { t: now, node, ok, collided: false });
-        let ex = self.nodes[ni as usize].exchange.as_mut().expect("exchange");
-        let link = &mut self.links[ex.link as usize];
+        let (li, txv, bar) = (hw.psdu.link as usize, ex.txv, hw.psdu.bar);
+        let node = n.node;
         if any {
             ex.success = true;
-            let rx_node = link.rx_node;
-            let acq = if qos { ex.ac } else { 0 };
-            let ex = self.nodes[ni as usize].exchange.as_ref().expect("exchange");
-            for (i, m) in ex.mpdus.iter().enumerate() {
+            let qos = n.qos;
+            let ac = if qos { hw.psdu.ac } else { 0 };
+            let link = &mut self.links[li];
+            for (i, m) in hw.psdu.mpdus.iter().enumerate() {
                 if ex.received[i] {
                     out.log.stamp(m.pkt.id, Stage::AirEnd, now);
-                    Self::receive(&mut self.links[ex.link as usize], acq, m.seq, m.pkt, rx_node, out);
+                    Self::receive(link, ac, m.seq, m.pkt, out);
                 }
             }
+            self.record(MediumTrace::PpduEnd { t: now, node, ok, collided: false });
             // Medium busy through SIFS + response; the exchange ends when the response has been received.
             sched.schedule(now + self.sifs + resp, WifiEvent::ExchangeEnd { node: ni });
-        } else {
-            if !ex.bar {
-                link.stats.ppdus_failed += 1;
-            }
-            // Third parties decoded the header and honour the NAV up to the expected response; the
-            // intended receiver saw an FCS error and waits EIFS (`wifi-model.md` §1.1, ns-3's
-            // estimated-ACK rule); with no preamble detected it saw only energy and waits AIFS.
-            let nav_end = if detected { now + self.sifs + resp } else { now };
-            let eifs_end = if detected { now + self.sifs + crate::phy::timing::estimated_ack_tx_time(&txv) } else { now };
-            let timeout = now + self.ack_timeout;
-            for (i, n) in self.nodes.iter_mut().enumerate() {
-                n.ref_time = if i == ni as usize {
-                    timeout
-                } else if i == rx {
-                    eifs_end
-                } else {
-                    nav_end
-                };
-            }
-            self.nodes[ni as usize].stats.ack_timeouts += 1;
-            self.on_air = false;
-            sched.schedule(timeout, WifiEvent::ExchangeEnd { node: ni });
-            self.rearm_access(now, sched);
+            return;
         }
+        self.record(MediumTrace::PpduEnd { t: now, node, ok, collided: false });
+        if !bar {
+            self.links[li].stats.ppdus_failed += 1;
+        }
+        // Third parties decoded the header and honour the NAV up to the expected response; the
+        // intended receiver saw an FCS error and waits EIFS (`wifi-model.md` §1.1, ns-3's
+        // estimated-ACK rule); with no preamble detected it saw only energy and waits AIFS.
+        let rx = self.links[li].rx as usize;
+        let nav_end = if detected { now + self.sifs + resp } else { now };
+        let eifs_end = if detected { now + self.sifs + crate::phy::timing::estimated_ack_tx_time(&txv) } else { now };
+        let timeout = now + self.ack_timeout;
+        for (i, n) in self.nodes.iter_mut().enumerate() {
+            n.ref_time = if i == ni as usize {
+                timeout
+            } else if i == rx {
+                eifs_end
+            } else {
+                nav_end
+            };
+        }
+        self.nodes[ni as usize].stats.ack_timeouts += 1;
+        self.on_air = false;
+        sched.schedule(timeout, WifiEvent::ExchangeEnd { node: ni });
+        self.rearm_access(now, sched);
     }
 
     fn finish_collision<S: Scheduler>(&mut self, now: SimTime, group: &[u32], sched: &mut S) {
         let eifs = self.collision_ifs[self.nodes[group[0] as usize].bss] == CollisionIfs::Eifs;
         let eifs_extra = if eifs {
             let ex = self.nodes[group[0] as usize].exchange.as_ref().expect("exchange");
-            let txv = self.links[ex.link as usize].txv;
-            crate::phy::timing::estimated_ack_tx_time(&txv) + self.sifs
+            crate::phy::timing::estimated_ack_tx_time(&ex.txv) + self.sifs
         } else {
             SimDuration::ZERO
         };
@@ -620,17 +605,19 @@ impl Medium {
             n.ref_time = now + eifs_extra;
         }
         for &ni in group {
-            let (node, own_end) = (self.nodes[ni as usize].node, self.nodes[ni as usize].exchange.as_ref().expect("exchange").end);
+            let n = &self.nodes[ni as usize];
+            let ex = n.exchange.as_ref().expect("exchange");
+            let hw = n.hw[ex.ac].as_ref().expect("exchange PSDU");
+            let (node, own_end, li, bar) = (n.node, ex.end, hw.psdu.link, hw.psdu.bar);
             self.record(MediumTrace::PpduEnd { t: own_end, node, ok: 0, collided: true });
-            let n = &mut self.nodes[ni as usize];
+            if !bar {
+                self.links[li as usize].stats.ppdus_failed += 1;
+            }
             let t = (own_end + self.ack_timeout).max(now);
+            let n = &mut self.nodes[ni as usize];
             n.ref_time = t;
             n.stats.collisions += 1;
             n.stats.ack_timeouts += 1;
-            let ex = n.exchange.as_ref().expect("exchange");
-            if !ex.bar {
-                self.links[ex.link as usize].stats.ppdus_failed += 1;
-            }
             sched.schedule(t, WifiEvent::ExchangeEnd { node: ni });
         }
         self.on_air = false;
@@ -638,15 +625,15 @@ impl Medium {
     }
 
     /// Receiver side: in-order release through the reorder buffer.
-    fn receive(link: &mut Link, ac: usize, seq: u64, pkt: Packet, rx_node: NodeId, out: &mut Outputs<'_>) {
+    fn receive(link: &mut Link, ac: usize, seq: u64, pkt: Packet, out: &mut Outputs<'_>) {
         if seq < link.rx_next[ac] {
             return; // duplicate
         }
         if seq == link.rx_next[ac] {
-            out.delivered.push((rx_node, pkt));
+            out.delivered.push((link.rx_node, pkt));
             link.rx_next[ac] += 1;
             while let Some(p) = link.held[ac].remove(&link.rx_next[ac]) {
-                out.delivered.push((rx_node, p));
+                out.delivered.push((link.rx_node, p));
                 link.rx_next[ac] += 1;
             }
         } else {
@@ -661,100 +648,94 @@ impl Medium {
             return;
         }
         link.rx_next[ac] = upto;
-        let rx_node = link.rx_node;
         let below: Vec<u64> = link.held[ac].range(..upto).map(|(s, _)| *s).collect();
         for s in below {
             let p = link.held[ac].remove(&s).expect("held");
-            out.delivered.push((rx_node, p));
+            out.delivered.push((link.rx_node, p));
         }
         while let Some(p) = link.held[ac].remove(&link.rx_next[ac]) {
-            out.delivered.push((rx_node, p));
+            out.delivered.push((link.rx_node, p));
             link.rx_next[ac] += 1;
         }
     }
 
     fn on_exchange_end<S: Scheduler>(&mut self, now: SimTime, ni: u32, sched: &mut S, out: &mut Outputs<'_>) {
         let ex = self.nodes[ni as usize].exchange.take().expect("exchange to end");
-        let success = ex.success;
-        let ac = if self.nodes[ni as usize].qos { ex.ac } else { 0 };
-        let bss = &self.bss[self.nodes[ni as usize].bss];
-        let (retry_limit, ba, explicit_bar) = (bss.retry_limit, bss.ampdu, bss.explicit_bar);
-        let link = &mut self.links[ex.link as usize];
-        if ex.bar {
-            link.bar_pending[ac] = !success;
-        } else if !success && ex.aggregated && explicit_bar {
-            link.bar_pending[ac] = true;
-        }
-        // Back to the queue head in sequence order: walk the exchange backwards.
-        for (i, m) in ex.mpdus.iter().enumerate().rev() {
-            if ex.received[i] {
-                link.stats.mpdus_acked += 1;
-                self.nodes[ni as usize].backlog[ac] -= 1;
-            } else if !ba && m.attempts >= retry_limit {
-                link.stats.mpdus_dropped += 1;
-                self.nodes[ni as usize].backlog[ac] -= 1;
-                out.dropped.push((m.pkt, DropReason::RetryLimit));
-                Self::release_held(link, ac, m.seq + 1, out);
-            } else {
-                link.queues[ac].push_front(*m);
+        let (eidx, ac, success) = (ex.eidx, ex.ac, ex.success);
+        let n = &mut self.nodes[ni as usize];
+        let hw = n.hw[ac].as_mut().expect("exchange PSDU");
+        hw.attempts += 1;
+        hw.tries += 1;
+        let done = if success {
+            true
+        } else {
+            let tries = hw.psdu.chain.get(hw.series).map_or(0, |s| s.1);
+            if hw.tries >= tries {
+                hw.series += 1;
+                hw.tries = 0;
             }
+            hw.psdu.chain.get(hw.series).is_none()
+        };
+        if done {
+            let hw = n.hw[ac].take().expect("exchange PSDU");
+            if !success {
+                n.stats.xretries += 1;
+            }
+            let acked = ex.received.iter().filter(|&&r| r).count() as u64;
+            self.links[hw.psdu.link as usize].stats.mpdus_acked += acked;
+            let st = TxStatus { success, received: &ex.received, attempts: hw.attempts };
+            let n = &mut self.nodes[ni as usize];
+            let mut po = PathOut { log: out.log, dropped: out.dropped, releases: &mut self.releases };
+            n.path.complete(now, hw.psdu, st, &mut po);
+            self.apply_releases(out);
         }
-        let eidx_done = ex.ac;
-        self.nodes[ni as usize].spare = (ex.mpdus, ex.received);
+        self.nodes[ni as usize].spare = ex.received;
         if success {
             for n in self.nodes.iter_mut() {
                 n.ref_time = now;
             }
-            if self.try_continue_txop(now, ni, eidx_done, sched) {
+            if self.try_continue_txop(now, ni, eidx, sched, out) {
                 return;
             }
             self.on_air = false;
         }
-        self.end_txop(now, ni, eidx_done, success);
+        self.end_txop(now, ni, eidx, success);
         self.rearm_access(now, sched);
     }
 
     /// Within a TXOP limit, sends the next PSDU SIFS after the response without contending.
-    fn try_continue_txop<S: Scheduler>(&mut self, now: SimTime, ni: u32, eidx: usize, sched: &mut S) -> bool {
+    fn try_continue_txop<S: Scheduler>(&mut self, now: SimTime, ni: u32, eidx: usize, sched: &mut S, out: &mut Outputs<'_>) -> bool {
         let n = &self.nodes[ni as usize];
         let limit = n.edcaf[eidx].params.txop_limit;
-        let ac = if n.qos { eidx } else { 0 };
-        if limit.is_zero() || n.backlog[ac] == 0 {
+        if limit.is_zero() {
             return false;
         }
-        let Some(li) = self.pick_link(ni, ac) else { return false };
-        let link = &self.links[li as usize];
-        let bss = &self.bss[n.bss];
-        let first = link.queues[ac].front().expect("picked link has a head");
-        let d = crate::phy::airtime::ppdu_duration_with(&link.txv, first.len, bss.timings.band, bss.airtime);
-        let fits = now + self.sifs + d + self.sifs + link.ack <= n.txop_start + limit;
-        if fits {
-            sched.schedule(now + self.sifs, WifiEvent::TxopContinue { node: ni });
+        let ac = if n.qos { eidx } else { 0 };
+        let start = now + self.sifs;
+        let budget = (n.txop_start + limit).saturating_since(start);
+        if !self.load_hw(now, ni, eidx, Some(budget), out) {
+            return false;
         }
-        fits
-    }
-
-    fn on_txop_continue<S: Scheduler>(&mut self, now: SimTime, ni: u32, sched: &mut S, out: &mut Outputs<'_>) {
-        let eidx = (0..self.nodes[ni as usize].edcaf.len()).find(|&i| self.nodes[ni as usize].edcaf[i].access == Access::Requested).unwrap_or(0);
-        match self.start_psdu(now, ni, eidx, out) {
-            Some(end) => {
-                self.in_flight.clear();
-                self.in_flight.push(ni);
-                sched.schedule(end, WifiEvent::PpduEnd);
-            }
-            None => {
-                self.on_air = false;
-                self.end_txop(now, ni, eidx, true);
-                self.rearm_access(now, sched);
-            }
+        // A PSDU already in hardware (a retry) must fit as well.
+        let n = &self.nodes[ni as usize];
+        let hw = n.hw[ac].as_ref().expect("loaded");
+        let b = &self.bss[n.bss];
+        let Some((txv, _)) = hw.psdu.chain.get(hw.series) else { return false };
+        let d = ppdu_duration_with(&txv, hw.psdu.psdu_len, b.timings.band, b.airtime);
+        let resp = if hw.psdu.aggregated { block_ack_duration(&txv, &b.basic_rates_mbps, b.timings.band, self.links[hw.psdu.link as usize].bitmap) } else { ack_duration(&txv, &b.basic_rates_mbps, b.timings.band) };
+        if hw.psdu.bar || d + self.sifs + resp > budget {
+            return false;
         }
+        self.nodes[ni as usize].continue_eidx = Some(eidx);
+        sched.schedule(start, WifiEvent::TxopContinue { node: ni });
+        true
     }
 
     fn end_txop(&mut self, now: SimTime, ni: u32, eidx: usize, success: bool) {
         let n = &mut self.nodes[ni as usize];
         n.edcaf[eidx].end_txop(now, success, &mut n.rng);
         let ac = if n.qos { eidx } else { 0 };
-        if n.backlog[ac] > 0 {
+        if n.hw[ac].is_some() || n.path.pending(ac) {
             n.edcaf[eidx].request(now, false, None, self.slot, &mut n.rng);
         }
     }
@@ -765,7 +746,9 @@ impl Medium {
             .nodes
             .iter()
             .zip(&self.names)
-            .map(|(n, name)| serde_json::json!({"node": name, "is_ap": n.is_ap, "mac": n.stats, "cw": n.edcaf.iter().map(|e| e.cw()).collect::<Vec<_>>()}))
+            .map(|(n, name)| {
+                serde_json::json!({"node": name, "is_ap": n.is_ap, "mac": n.stats, "cw": n.edcaf.iter().map(|e| e.cw()).collect::<Vec<_>>(), "path": n.path.stats()})
+            })
             .collect();
         let links: Vec<serde_json::Value> = self
             .links
@@ -784,6 +767,12 @@ impl Medium {
     /// Airtime per link, ns (for fairness metrics).
     pub fn link_airtime(&self) -> Vec<(NodeId, NodeId, u64)> {
         self.links.iter().map(|l| (self.nodes[l.tx as usize].node, l.rx_node, l.stats.airtime_ns)).collect()
+    }
+}
+
+impl Node {
+    fn exchange_eidx_for_continue(&mut self) -> usize {
+        self.continue_eidx.take().expect("TxopContinue follows try_continue_txop")
     }
 }
 

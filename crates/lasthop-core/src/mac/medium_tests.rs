@@ -34,9 +34,13 @@ fn pkt(id: u64, src: NodeId, dst: NodeId) -> Packet {
 /// at MCS `ul`.
 fn pair(snr_db: f64, dl: u8, ul: u8) -> Medium {
     let c = wifi_config("ampdu = false");
-    let bss = vec![(BssParams::from_config(&c), c.collision_ifs)];
-    let nodes = vec![NodeSpec { node: 0, bss: 0, is_ap: true, name: "ap".into() }, NodeSpec { node: 1, bss: 0, is_ap: false, name: "sta".into() }];
+    let p = BssParams::from_config(&c);
     let tx = |m| TxVector::ht(m, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap();
+    let (mut ap, mut sta) = (p.fifo_path(), p.fifo_path());
+    p.add_fifo_link(&mut ap, 0, tx(dl));
+    p.add_fifo_link(&mut sta, 1, tx(ul));
+    let bss = vec![(p, c.collision_ifs)];
+    let nodes = vec![NodeSpec { node: 0, bss: 0, is_ap: true, name: "ap".into(), path: ap }, NodeSpec { node: 1, bss: 0, is_ap: false, name: "sta".into(), path: sta }];
     let links = vec![
         LinkSpec { tx: 0, rx: 1, txv: tx(dl), channel: ChannelModel::fixed(snr_db) },
         LinkSpec { tx: 1, rx: 0, txv: tx(ul), channel: ChannelModel::fixed(snr_db) },
@@ -97,14 +101,25 @@ fn receiver_of_an_errored_frame_waits_eifs() {
 #[test]
 fn same_slot_backoffs_collide() {
     let c = wifi_config("profile = \"ns3\", ampdu = false");
-    let bss = vec![(BssParams::from_config(&c), c.collision_ifs)];
-    let nodes: Vec<NodeSpec> = (0..3).map(|i| NodeSpec { node: i, bss: 0, is_ap: i == 0, name: format!("n{i}") }).collect();
+    let p = BssParams::from_config(&c);
     let tx = TxVector::ht(7, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap();
+    let nodes = || -> Vec<NodeSpec> {
+        (0..3u16)
+            .map(|i| {
+                let mut path = p.fifo_path();
+                if i > 0 {
+                    p.add_fifo_link(&mut path, i as u32 - 1, tx);
+                }
+                NodeSpec { node: i, bss: 0, is_ap: i == 0, name: format!("n{i}"), path }
+            })
+            .collect()
+    };
+    let bss = vec![(p.clone(), c.collision_ifs)];
     let links = [LinkSpec { tx: 1, rx: 0, txv: tx, channel: ChannelModel::fixed(40.0) },
         LinkSpec { tx: 2, rx: 0, txv: tx, channel: ChannelModel::fixed(40.0) }];
     // Find a seed where the two stations draw the same first backoff.
     for seed in 0..200 {
-        let mut m = Medium::new(bss.clone(), nodes.iter().map(|n| NodeSpec { name: n.name.clone(), ..*n }).collect(), links.iter().map(|l| LinkSpec { channel: l.channel.clone(), ..*l }).collect(), 3, seed);
+        let mut m = Medium::new(bss.clone(), nodes(), links.iter().map(|l| LinkSpec { channel: l.channel.clone(), ..*l }).collect(), 3, seed);
         if m.nodes[1].edcaf[2].backoff_slots() != m.nodes[2].edcaf[2].backoff_slots() {
             continue;
         }

@@ -14,6 +14,7 @@ pub mod ampdu;
 pub mod config;
 pub mod edca;
 pub mod medium;
+pub mod txpath;
 
 pub use edca::{AccessCategory, EdcaParams, Edcaf};
 

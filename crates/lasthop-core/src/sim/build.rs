@@ -99,22 +99,27 @@ impl Built {
                 }
                 LastHop::Wifi(w) => {
                     let bss = wifi_bss.len();
-                    wifi_bss.push((BssParams::from_config(w), w.collision_ifs));
-                    wifi_nodes.push(NodeSpec { node: ap_id, bss, is_ap: true, name: ap.name.clone() });
+                    let params = BssParams::from_config(w);
                     let ap_txv = fixed_txvector(w, &w.rate_control).expect("validated");
+                    let ap_w = wifi_nodes.len();
+                    wifi_nodes.push(NodeSpec { node: ap_id, bss, is_ap: true, name: ap.name.clone(), path: params.fifo_path() });
                     for (si, st) in sc.stations.iter().enumerate() {
                         if sc.ap_of(st) != ai {
                             continue;
                         }
                         let sid = (sc.servers.len() + sc.aps.len() + si) as NodeId;
-                        wifi_nodes.push(NodeSpec { node: sid, bss, is_ap: false, name: st.name.clone() });
                         let channel = ChannelModel::from_config(&st.channel.clone().unwrap_or_default(), seed, &st.name);
                         let sta_txv = st.rate_control.as_ref().map(|rc| fixed_txvector(w, rc).expect("validated")).unwrap_or(ap_txv);
+                        let mut sta_path = params.fifo_path();
+                        params.add_fifo_link(&mut wifi_nodes[ap_w].path, wifi_links.len() as u32, ap_txv);
                         wifi_links.push(LinkSpec { tx: ap_id, rx: sid, txv: ap_txv, channel: channel.clone() });
+                        params.add_fifo_link(&mut sta_path, wifi_links.len() as u32, sta_txv);
                         wifi_links.push(LinkSpec { tx: sid, rx: ap_id, txv: sta_txv, channel });
+                        wifi_nodes.push(NodeSpec { node: sid, bss, is_ap: false, name: st.name.clone(), path: sta_path });
                         pipe_between[ap_id as usize][sid as usize] = Some(Hop::Wifi(sid));
                         pipe_between[sid as usize][ap_id as usize] = Some(Hop::Wifi(ap_id));
                     }
+                    wifi_bss.push((params, w.collision_ifs));
                 }
             }
         }

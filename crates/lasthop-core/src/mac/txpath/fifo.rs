@@ -1,0 +1,183 @@
+//! One MAC queue per (receiver, AC) with PSDUs formed at channel access, as ns-3 3.44's `WifiMacQueue`
+//! and `QosTxop` do (the path the validation scenarios use).
+//!
+//! * The receiver served is the one whose head MPDU is oldest (ns-3 serves receivers FCFS by age).
+//! * Without aggregation an MPDU is dropped after `retry_limit` attempts (ns-3 `FrameRetryLimit`).
+//! * Under BlockAck there is no retry limit; MPDUs older than `lifetime` are dropped at the head
+//!   (ns-3 `MaxDelay`), and the receiver's window moves past them.
+//! * With `explicit_bar`, a missed BlockAck makes the next access a BlockAckReq (ns-3
+//!   `UseExplicitBarAfterMissedBlockAck`).
+
+use super::{Mpdu, PathOut, Psdu, RateChain, TxStatus};
+use crate::mac::ampdu::{self, AmpduLimits, PsduPlan};
+use crate::mac::edca::AccessCategory;
+use crate::packet::Packet;
+use crate::phy::airtime::{ppdu_duration_with, AirtimeOptions, BLOCK_ACK_REQ_LEN};
+use crate::phy::mcs::{Band, TxVector};
+use crate::stats::{DropReason, Stage};
+use crate::time::{SimDuration, SimTime};
+use std::collections::VecDeque;
+
+/// Per-BSS settings of the path.
+#[derive(Clone, Debug)]
+pub struct FifoParams {
+    pub qos: bool,
+    pub ampdu: bool,
+    pub limits: AmpduLimits,
+    pub band: Band,
+    pub airtime: AirtimeOptions,
+    pub queue_packets: u32,
+    pub retry_limit: u32,
+    pub lifetime: SimDuration,
+    pub explicit_bar: bool,
+    pub sifs: SimDuration,
+}
+
+#[derive(Debug)]
+struct FifoLink {
+    /// Medium link index.
+    id: u32,
+    txv: TxVector,
+    ack: SimDuration,
+    block_ack: SimDuration,
+    queues: [VecDeque<Mpdu>; 4],
+    next_seq: [u64; 4],
+    bar_pending: [bool; 4],
+}
+
+/// Counters of the path.
+#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+pub struct FifoStats {
+    pub queue_drops: u64,
+    pub retry_drops: u64,
+    pub lifetime_drops: u64,
+}
+
+#[derive(Debug)]
+pub struct FifoPath {
+    p: FifoParams,
+    links: Vec<FifoLink>,
+    stats: FifoStats,
+}
+
+impl FifoPath {
+    pub fn new(p: FifoParams) -> Self {
+        FifoPath { p, links: Vec::new(), stats: FifoStats::default() }
+    }
+
+    /// Adds a link (in the node's local link order) with its fixed rate and response durations.
+    pub fn add_link(&mut self, id: u32, txv: TxVector, ack: SimDuration, block_ack: SimDuration) {
+        self.links.push(FifoLink { id, txv, ack, block_ack, queues: Default::default(), next_seq: [0; 4], bar_pending: [false; 4] });
+    }
+
+    fn aggregate(&self, ac: usize) -> bool {
+        self.p.ampdu && !(self.p.qos && ac == AccessCategory::Vo as usize)
+    }
+
+    pub fn enqueue(&mut self, now: SimTime, link: usize, ac: usize, pkt: Packet, out: &mut PathOut<'_>) {
+        let qos = self.p.qos;
+        let l = &mut self.links[link];
+        if l.queues[ac].len() >= self.p.queue_packets as usize {
+            self.stats.queue_drops += 1;
+            out.dropped.push((pkt, DropReason::QueueFull));
+            return;
+        }
+        let seq = l.next_seq[ac];
+        l.next_seq[ac] += 1;
+        l.queues[ac].push_back(Mpdu { pkt, seq, len: crate::mac::mpdu_len(pkt.size, qos), attempts: 0, enq: now });
+        out.log.stamp(pkt.id, Stage::HwEnq, now);
+    }
+
+    pub fn pending(&self, ac: usize) -> bool {
+        self.links.iter().any(|l| !l.queues[ac].is_empty())
+    }
+
+    /// The link whose head MPDU is oldest.
+    fn pick(&self, ac: usize) -> Option<usize> {
+        (0..self.links.len()).filter_map(|i| self.links[i].queues[ac].front().map(|m| (m.enq, m.seq, i))).min().map(|x| x.2)
+    }
+
+    /// Drops head MPDUs past their lifetime (under BlockAck only).
+    fn expire(&mut self, now: SimTime, li: usize, ac: usize, out: &mut PathOut<'_>) {
+        let lifetime = self.p.lifetime;
+        let l = &mut self.links[li];
+        while let Some(m) = l.queues[ac].front() {
+            if now.saturating_since(m.enq) <= lifetime {
+                break;
+            }
+            let m = l.queues[ac].pop_front().expect("front");
+            self.stats.lifetime_drops += 1;
+            out.dropped.push((m.pkt, DropReason::Deadline));
+            out.releases.push((l.id, ac, m.seq + 1));
+        }
+    }
+
+    pub fn head(&mut self, now: SimTime, ac: usize, budget: Option<SimDuration>, out: &mut PathOut<'_>) -> Option<Psdu> {
+        let li = self.pick(ac)?;
+        let aggregate = self.aggregate(ac);
+        if aggregate {
+            self.expire(now, li, ac, out);
+        }
+        let l = &self.links[li];
+        l.queues[ac].front()?;
+        if l.bar_pending[ac] {
+            if budget.is_some() {
+                return None;
+            }
+            return Some(Psdu { link: l.id, ac, mpdus: Vec::new(), chain: RateChain::single(l.txv, 1), aggregated: true, bar: true, psdu_len: BLOCK_ACK_REQ_LEN });
+        }
+        let mut limits = self.p.limits;
+        if let Some(b) = budget {
+            let resp = if aggregate { l.block_ack } else { l.ack };
+            limits.max_duration = limits.max_duration.min(b.saturating_sub(self.p.sifs + resp));
+        }
+        let win_end = l.queues[ac].front().map(|m| m.seq + limits.max_mpdus as u64).unwrap_or(0);
+        let lens = l.queues[ac].iter().take_while(|m| m.seq < win_end).map(|m| m.len);
+        let PsduPlan { mpdus, psdu_len, duration } = ampdu::plan(lens, &l.txv, self.p.band, self.p.airtime, &limits, aggregate);
+        if budget.is_some() && duration > limits.max_duration {
+            return None;
+        }
+        let l = &mut self.links[li];
+        let taken: Vec<Mpdu> = l.queues[ac].drain(..mpdus as usize).collect();
+        Some(Psdu { link: l.id, ac, mpdus: taken, chain: RateChain::single(l.txv, 1), aggregated: aggregate && mpdus > 1, bar: false, psdu_len })
+    }
+
+    pub fn complete(&mut self, _now: SimTime, psdu: Psdu, st: TxStatus<'_>, out: &mut PathOut<'_>) {
+        let li = self.links.iter().position(|l| l.id == psdu.link).expect("own link");
+        let ac = psdu.ac;
+        if psdu.bar {
+            self.links[li].bar_pending[ac] = !st.success;
+            return;
+        }
+        if !st.success && psdu.aggregated && self.p.explicit_bar {
+            self.links[li].bar_pending[ac] = true;
+        }
+        let under_ba = self.aggregate(ac);
+        let retry_limit = self.p.retry_limit;
+        let l = &mut self.links[li];
+        // Back to the queue head in sequence order: walk the PSDU backwards.
+        for (i, m) in psdu.mpdus.iter().enumerate().rev() {
+            if st.received[i] {
+                continue;
+            }
+            let mut m = *m;
+            m.attempts += st.attempts;
+            if !under_ba && m.attempts >= retry_limit {
+                self.stats.retry_drops += 1;
+                out.dropped.push((m.pkt, DropReason::RetryLimit));
+                out.releases.push((l.id, ac, m.seq + 1));
+            } else {
+                l.queues[ac].push_front(m);
+            }
+        }
+    }
+
+    pub fn stats(&self) -> serde_json::Value {
+        serde_json::json!({ "type": "fifo", "drops": self.stats })
+    }
+
+    /// Airtime of the PSDU at series rate `txv` (for the medium).
+    pub fn airtime(&self, txv: &TxVector, psdu_len: u32) -> SimDuration {
+        ppdu_duration_with(txv, psdu_len, self.p.band, self.p.airtime)
+    }
+}
