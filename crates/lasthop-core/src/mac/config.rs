@@ -9,7 +9,13 @@ use super::edca::{AccessCategory, EdcaParams};
 use crate::phy::airtime::{max_ppdu_duration, AirtimeOptions};
 use crate::phy::mcs::{PhyError, PhyStandard, TxVector, OFDM_RATES_MBPS};
 use crate::phy::timing::PhyTimings;
-use crate::scenario::{EdcaOverride, EdcaOverrides, RateControlConfig, WifiConfig, WifiProfile};
+use super::txpath::fifo::{FifoParams, FifoPath};
+use super::txpath::linux::{LinuxParams, LinuxPath};
+use super::txpath::TxPath;
+use crate::queue::codel::CodelParams;
+use crate::queue::fq::FqParams;
+use crate::rng::Rng;
+use crate::scenario::{EdcaOverride, EdcaOverrides, RateControlConfig, TxPathConfig, TxqCodel, WifiConfig, WifiProfile};
 use crate::time::SimDuration;
 
 const fn p(aifsn: u8, cw_min: u32, cw_max: u32, txop_us: u64) -> EdcaParams {
@@ -125,8 +131,8 @@ pub fn fixed_txvector(c: &WifiConfig, rc: &RateControlConfig) -> Result<TxVector
 
 impl BssParams {
     /// An empty ns-3-style FIFO transmit path for a node of this BSS.
-    pub fn fifo_path(&self) -> super::txpath::TxPath {
-        super::txpath::TxPath::Fifo(super::txpath::fifo::FifoPath::new(super::txpath::fifo::FifoParams {
+    pub fn fifo_path(&self) -> TxPath {
+        TxPath::Fifo(FifoPath::new(FifoParams {
             qos: self.qos,
             ampdu: self.ampdu,
             limits: self.ampdu_limits,
@@ -140,12 +146,64 @@ impl BssParams {
         }))
     }
 
-    /// Adds medium link `id` at fixed rate `txv` to a FIFO path.
-    pub fn add_fifo_link(&self, path: &mut super::txpath::TxPath, id: u32, txv: TxVector) {
+    /// An empty transmit path as configured; `rng` perturbs the FQ hash of a Linux path.
+    pub fn path(&self, cfg: &TxPathConfig, rng: &mut Rng) -> TxPath {
+        match cfg {
+            TxPathConfig::Fifo {} => self.fifo_path(),
+            TxPathConfig::Linux { airtime_fairness, codel, fq, hw_depth_aggr, hw_depth_single, sw_retry_limit, max_subframes, max_aggr_us, fixed_tries } => {
+                let p = LinuxParams {
+                    qos: self.qos,
+                    ampdu: self.ampdu,
+                    band: self.timings.band,
+                    airtime: self.airtime,
+                    fq: fq.unwrap_or(FqParams::mac80211()),
+                    codel: match codel {
+                        TxqCodel::Default => CodelParams::mac80211(),
+                        TxqCodel::SlowStation => CodelParams::mac80211_slow_station(),
+                    },
+                    airtime_fairness: *airtime_fairness,
+                    hw_depth_aggr: *hw_depth_aggr as usize,
+                    hw_depth_single: *hw_depth_single as usize,
+                    sw_retry_limit: *sw_retry_limit,
+                    max_subframes: (*max_subframes).min(self.ampdu_limits.max_mpdus),
+                    max_ampdu_bytes: self.ampdu_limits.max_bytes,
+                    max_aggr_duration: SimDuration::from_us(*max_aggr_us as u64).min(self.ampdu_limits.max_duration),
+                    baw: self.ampdu_limits.max_mpdus as u64,
+                    fixed_tries: *fixed_tries,
+                };
+                TxPath::Linux(Box::new(LinuxPath::new(p, rng)))
+            }
+        }
+    }
+
+    /// Adds medium link `id`, sent at fixed rate `txv`, to a transmit path.
+    pub fn add_link(&self, path: &mut TxPath, id: u32, txv: TxVector) {
         use crate::phy::airtime::{ack_duration, block_ack_duration, BlockAckBitmap};
         let band = self.timings.band;
         let bitmap = if txv.standard == PhyStandard::He && self.ampdu_limits.max_mpdus > 64 { BlockAckBitmap::Compressed256 } else { BlockAckBitmap::Compressed64 };
-        let super::txpath::TxPath::Fifo(p) = path;
-        p.add_link(id, txv, ack_duration(&txv, &self.basic_rates_mbps, band), block_ack_duration(&txv, &self.basic_rates_mbps, band, bitmap));
+        match path {
+            TxPath::Fifo(p) => p.add_link(id, txv, ack_duration(&txv, &self.basic_rates_mbps, band), block_ack_duration(&txv, &self.basic_rates_mbps, band, bitmap)),
+            TxPath::Linux(p) => p.add_link(id, txv),
+        }
     }
+}
+
+/// The default AP and station transmit paths of a profile.
+pub fn default_paths(c: &WifiConfig) -> (TxPathConfig, TxPathConfig) {
+    let linux = TxPathConfig::Linux {
+        airtime_fairness: true,
+        codel: TxqCodel::Default,
+        fq: None,
+        hw_depth_aggr: 2,
+        hw_depth_single: 8,
+        sw_retry_limit: 30,
+        max_subframes: 32,
+        max_aggr_us: 4000,
+        fixed_tries: 10,
+    };
+    let ap = c.ap_path.clone().unwrap_or(match c.profile {
+        WifiProfile::Linux => linux,
+        WifiProfile::Ns3 => TxPathConfig::Fifo {},
+    });
+    (ap, c.sta_path.clone().unwrap_or(TxPathConfig::Fifo {}))
 }

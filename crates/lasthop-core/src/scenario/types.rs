@@ -202,6 +202,76 @@ impl Default for RateControlConfig {
     }
 }
 
+/// CoDel parameters of mac80211's TXQs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TxqCodel {
+    /// 20 ms / 100 ms with ECN (kernels ≥ 6.15 and the per-station default before).
+    #[default]
+    Default,
+    /// 50 ms / 300 ms without ECN: the "slow station" override of kernels ≈ 4.11–6.14.
+    SlowStation,
+}
+
+fn default_hw_depth_aggr() -> u32 {
+    2
+}
+fn default_hw_depth_single() -> u32 {
+    8
+}
+fn default_sw_retry_limit() -> u32 {
+    30
+}
+fn default_max_subframes() -> u32 {
+    32
+}
+fn default_max_aggr_us() -> u32 {
+    4000
+}
+fn default_fixed_tries() -> u8 {
+    10
+}
+
+/// A node's transmit path: what queues frames and forms PSDUs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum TxPathConfig {
+    /// One MAC queue per (receiver, AC), PSDUs formed at channel access, per-MPDU retry limit
+    /// (ns-3's WifiMacQueue; the validation path).
+    Fifo {},
+    /// The Linux AP path: mac80211 TXQs over FQ-CoDel (4096 flows, quantum 300 B), airtime fairness,
+    /// and an ath9k-style driver (software retry queue, hardware queues of 2 A-MPDUs / 8 frames).
+    Linux {
+        /// The airtime-fairness scheduler (mac80211 ≥ 6.0 DRR); default true.
+        #[serde(default = "default_true")]
+        airtime_fairness: bool,
+        /// TXQ CoDel parameters; default `default` (20/100 ms).
+        #[serde(default)]
+        codel: TxqCodel,
+        /// FQ table (flows, quantum, limit, memory limit).
+        #[serde(default)]
+        fq: Option<crate::queue::fq::FqParams>,
+        /// A-MPDUs the driver keeps in a hardware queue; default 2 (ATH_AGGR_MIN_QDEPTH).
+        #[serde(default = "default_hw_depth_aggr")]
+        hw_depth_aggr: u32,
+        /// Single frames the driver keeps in a hardware queue; default 8.
+        #[serde(default = "default_hw_depth_single")]
+        hw_depth_single: u32,
+        /// Hardware attempts before a subframe is dropped; default 30 (ATH_MAX_SW_RETRIES).
+        #[serde(default = "default_sw_retry_limit")]
+        sw_retry_limit: u32,
+        /// Subframes per A-MPDU; default 32 (half the BlockAck window).
+        #[serde(default = "default_max_subframes")]
+        max_subframes: u32,
+        /// A-MPDU airtime cap at the slowest chain rate, µs; default 4000.
+        #[serde(default = "default_max_aggr_us")]
+        max_aggr_us: u32,
+        /// Hardware tries of a fixed rate; default 10 (ath9k max_rate_tries).
+        #[serde(default = "default_fixed_tries")]
+        fixed_tries: u8,
+    },
+}
+
 /// The 802.11 BSS of an AP (`last_hop = { type = "wifi", ... }`).
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -258,6 +328,12 @@ pub struct WifiConfig {
     /// Apply the standard's 4-µs rounding of short-GI data fields (default true; ns-3 and ath9k do not).
     #[serde(default)]
     pub sgi_round4: Option<bool>,
+    /// The AP's transmit path; default `linux` in the `linux` profile, `fifo` in `ns3`.
+    #[serde(default)]
+    pub ap_path: Option<TxPathConfig>,
+    /// The stations' transmit path; default `fifo` (one queue per AC, `wifi-model.md` §5.8).
+    #[serde(default)]
+    pub sta_path: Option<TxPathConfig>,
     /// AP EDCA overrides (the AP's own queues).
     #[serde(default)]
     pub edca_ap: EdcaOverrides,

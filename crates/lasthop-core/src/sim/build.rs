@@ -102,7 +102,9 @@ impl Built {
                     let params = BssParams::from_config(w);
                     let ap_txv = fixed_txvector(w, &w.rate_control).expect("validated");
                     let ap_w = wifi_nodes.len();
-                    wifi_nodes.push(NodeSpec { node: ap_id, bss, is_ap: true, name: ap.name.clone(), path: params.fifo_path() });
+                    let (ap_cfg, sta_cfg) = crate::mac::config::default_paths(w);
+                    let ap_path = params.path(&ap_cfg, &mut Rng::derive(seed, &format!("wifi/{}/fq", ap.name)));
+                    wifi_nodes.push(NodeSpec { node: ap_id, bss, is_ap: true, name: ap.name.clone(), path: ap_path });
                     for (si, st) in sc.stations.iter().enumerate() {
                         if sc.ap_of(st) != ai {
                             continue;
@@ -110,10 +112,10 @@ impl Built {
                         let sid = (sc.servers.len() + sc.aps.len() + si) as NodeId;
                         let channel = ChannelModel::from_config(&st.channel.clone().unwrap_or_default(), seed, &st.name);
                         let sta_txv = st.rate_control.as_ref().map(|rc| fixed_txvector(w, rc).expect("validated")).unwrap_or(ap_txv);
-                        let mut sta_path = params.fifo_path();
-                        params.add_fifo_link(&mut wifi_nodes[ap_w].path, wifi_links.len() as u32, ap_txv);
+                        let mut sta_path = params.path(&sta_cfg, &mut Rng::derive(seed, &format!("wifi/{}/fq", st.name)));
+                        params.add_link(&mut wifi_nodes[ap_w].path, wifi_links.len() as u32, ap_txv);
                         wifi_links.push(LinkSpec { tx: ap_id, rx: sid, txv: ap_txv, channel: channel.clone() });
-                        params.add_fifo_link(&mut sta_path, wifi_links.len() as u32, sta_txv);
+                        params.add_link(&mut sta_path, wifi_links.len() as u32, sta_txv);
                         wifi_links.push(LinkSpec { tx: sid, rx: ap_id, txv: sta_txv, channel });
                         wifi_nodes.push(NodeSpec { node: sid, bss, is_ap: false, name: st.name.clone(), path: sta_path });
                         pipe_between[ap_id as usize][sid as usize] = Some(Hop::Wifi(sid));

@@ -12,7 +12,9 @@
 //! The Linux AP path (qdisc → mac80211 txqs with FQ-CoDel and airtime fairness → ath9k driver with
 //! hardware queues and multi-rate retry) is the second variant.
 
+pub mod airtime;
 pub mod fifo;
+pub mod linux;
 
 use crate::packet::Packet;
 use crate::phy::mcs::TxVector;
@@ -91,6 +93,7 @@ pub struct PathOut<'a> {
 #[derive(Debug)]
 pub enum TxPath {
     Fifo(fifo::FifoPath),
+    Linux(Box<linux::LinuxPath>),
 }
 
 impl TxPath {
@@ -98,6 +101,7 @@ impl TxPath {
     pub fn enqueue(&mut self, now: SimTime, link: usize, ac: usize, pkt: Packet, out: &mut PathOut<'_>) {
         match self {
             TxPath::Fifo(p) => p.enqueue(now, link, ac, pkt, out),
+            TxPath::Linux(p) => p.enqueue(now, link, ac, pkt, out),
         }
     }
 
@@ -105,6 +109,7 @@ impl TxPath {
     pub fn pending(&self, ac: usize) -> bool {
         match self {
             TxPath::Fifo(p) => p.pending(ac),
+            TxPath::Linux(p) => p.pending(ac),
         }
     }
 
@@ -113,6 +118,7 @@ impl TxPath {
     pub fn head(&mut self, now: SimTime, ac: usize, budget: Option<crate::time::SimDuration>, out: &mut PathOut<'_>) -> Option<Psdu> {
         match self {
             TxPath::Fifo(p) => p.head(now, ac, budget, out),
+            TxPath::Linux(p) => p.head(now, ac, budget, out),
         }
     }
 
@@ -120,6 +126,7 @@ impl TxPath {
     pub fn complete(&mut self, now: SimTime, psdu: Psdu, status: TxStatus<'_>, out: &mut PathOut<'_>) {
         match self {
             TxPath::Fifo(p) => p.complete(now, psdu, status, out),
+            TxPath::Linux(p) => p.complete(now, psdu, status, out),
         }
     }
 
@@ -127,6 +134,7 @@ impl TxPath {
     pub fn stats(&self) -> serde_json::Value {
         match self {
             TxPath::Fifo(p) => p.stats(),
+            TxPath::Linux(p) => p.stats(),
         }
     }
 }

@@ -1,0 +1,283 @@
+//! The Linux AP transmit path (`wifi-model.md` §5.1): mac80211 TXQs (one per station × AC) over one
+//! shared FQ table with per-flow CoDel, the airtime-fairness scheduler, and an ath9k-style driver with
+//! a software retry queue per TXQ and depth-limited hardware queues per AC.
+//!
+//! ```text
+//! enqueue → mac80211 txq (FQ-CoDel tin)   ── t_txq_enq
+//!   wake_tx_queue / every TX completion → driver schedule(ac): while the hardware queue has room
+//!     txq = AFS next_txq(ac); form one PSDU: software retries first, then FQ-CoDel dequeues
+//!     (A-MPDU caps: 32 subframes = half the BlockAck window, 65 535 B, ≤ min(TXOP, 4 ms) at the
+//!     slowest chain rate, inside the window; VO never aggregated)   ── t_txq_deq, t_hw_enq
+//!   → hardware queue per AC (2 A-MPDUs or 8 single frames)  → medium (EDCA, MRR)  ── t_hw_head
+//! TX status → missing subframes back to the software retry queue until 30 hardware attempts, then
+//!   dropped (the window moves, as a BlockAckReq would); a single frame is not retried in software;
+//!   airtime (duration × attempts) charged to the station's deficit.
+//! ```
+//! Approximations: TID = AC (one TXQ per station and AC); AQL is not applied (ath9k does not enable
+//! it); the qdisc is `noqueue`; rate control is a fixed chain until Minstrel-HT is wired.
+
+use super::airtime::AirtimeScheduler;
+use super::{Mpdu, PathOut, Psdu, RateChain, TxStatus};
+use crate::mac::edca::AccessCategory;
+use crate::packet::Packet;
+use crate::phy::airtime::{ppdu_duration_with, AirtimeOptions};
+use crate::phy::ampdu_len::ampdu_len_with;
+use crate::phy::mcs::{Band, TxVector};
+use crate::queue::codel::CodelParams;
+use crate::queue::fq::{Fq, FqParams, TinId};
+use crate::rng::Rng;
+use crate::stats::{DropReason, Stage};
+use crate::time::{SimDuration, SimTime};
+use std::collections::VecDeque;
+
+/// Settings of the Linux path.
+#[derive(Clone, Debug)]
+pub struct LinuxParams {
+    pub qos: bool,
+    pub ampdu: bool,
+    pub band: Band,
+    pub airtime: AirtimeOptions,
+    pub fq: FqParams,
+    pub codel: CodelParams,
+    pub airtime_fairness: bool,
+    /// Hardware queue depth for A-MPDUs (ATH_AGGR_MIN_QDEPTH = 2) and for single frames (8).
+    pub hw_depth_aggr: usize,
+    pub hw_depth_single: usize,
+    /// Hardware attempts after which a subframe is dropped (ATH_MAX_SW_RETRIES = 30).
+    pub sw_retry_limit: u32,
+    /// Subframes per A-MPDU (half the 64 BlockAck window).
+    pub max_subframes: u32,
+    pub max_ampdu_bytes: u32,
+    /// Cap on an A-MPDU's airtime at the slowest chain rate (ath9k: min(TXOP, 4 ms)).
+    pub max_aggr_duration: SimDuration,
+    pub baw: u64,
+    /// Tries of the fixed rate in hardware (ath9k max_rate_tries 10).
+    pub fixed_tries: u8,
+}
+
+#[derive(Debug)]
+struct Txq {
+    tin: TinId,
+    retry: VecDeque<Mpdu>,
+    next_seq: u64,
+    /// Sequence numbers handed to the hardware and not yet completed.
+    in_hw: Vec<u64>,
+}
+
+#[derive(Debug)]
+struct LinuxLink {
+    id: u32,
+    chain: RateChain,
+    txqs: Vec<Txq>,
+}
+
+/// Counters of the path.
+#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+pub struct LinuxStats {
+    pub psdus: u64,
+    pub sw_retries: u64,
+    pub sw_retry_drops: u64,
+    pub single_frame_drops: u64,
+}
+
+#[derive(Debug)]
+pub struct LinuxPath {
+    p: LinuxParams,
+    fq: Fq,
+    links: Vec<LinuxLink>,
+    afs: Vec<AirtimeScheduler>,
+    /// Per AC: PSDUs waiting in the hardware queue, and how many (waiting + in the air) are aggregates
+    /// and single frames.
+    hwq: Vec<VecDeque<Psdu>>,
+    hw_count: Vec<(usize, usize)>,
+    stats: LinuxStats,
+    drops: Vec<crate::queue::Dropped>,
+}
+
+impl LinuxPath {
+    pub fn new(p: LinuxParams, rng: &mut Rng) -> Self {
+        let nq = if p.qos { 4 } else { 1 };
+        LinuxPath {
+            fq: Fq::new(p.fq, rng),
+            afs: (0..nq).map(|_| AirtimeScheduler::new(0, p.airtime_fairness)).collect(),
+            hwq: (0..nq).map(|_| VecDeque::new()).collect(),
+            hw_count: vec![(0, 0); nq],
+            links: Vec::new(),
+            stats: LinuxStats::default(),
+            drops: Vec::new(),
+            p,
+        }
+    }
+
+    /// Adds a station link (medium link `id`) sent with a fixed rate.
+    pub fn add_link(&mut self, id: u32, txv: TxVector) {
+        let nq = self.hwq.len();
+        let txqs = (0..nq).map(|_| Txq { tin: self.fq.add_tin(self.p.codel), retry: VecDeque::new(), next_seq: 0, in_hw: Vec::new() }).collect();
+        self.links.push(LinuxLink { id, chain: RateChain::single(txv, self.p.fixed_tries), txqs });
+        let n = self.links.len();
+        for a in self.afs.iter_mut() {
+            *a = AirtimeScheduler::new(n, self.p.airtime_fairness);
+        }
+    }
+
+    fn aggregate(&self, ac: usize) -> bool {
+        self.p.ampdu && !(self.p.qos && ac == AccessCategory::Vo as usize)
+    }
+
+    fn txq_has_frames(&self, li: usize, ac: usize) -> bool {
+        let t = &self.links[li].txqs[ac];
+        !t.retry.is_empty() || !self.fq.tin_is_empty(t.tin)
+    }
+
+    fn flush_drops(&mut self, out: &mut PathOut<'_>) {
+        for (p, r) in self.drops.drain(..) {
+            out.dropped.push((p, r));
+        }
+    }
+
+    pub fn enqueue(&mut self, now: SimTime, link: usize, ac: usize, pkt: Packet, out: &mut PathOut<'_>) {
+        let tin = self.links[link].txqs[ac].tin;
+        out.log.stamp(pkt.id, Stage::TxqEnq, now);
+        self.fq.enqueue(now, tin, pkt, &mut self.drops);
+        self.flush_drops(out);
+        if self.txq_has_frames(link, ac) {
+            self.afs[ac].activate(link);
+        }
+        self.schedule(now, ac, out);
+    }
+
+    pub fn pending(&self, ac: usize) -> bool {
+        !self.hwq[ac].is_empty()
+    }
+
+    fn hw_has_room(&self, ac: usize) -> bool {
+        let (aggr, single) = self.hw_count[ac];
+        aggr < self.p.hw_depth_aggr && single < self.p.hw_depth_single
+    }
+
+    /// The driver's scheduling round for one AC (`ath_txq_schedule`).
+    fn schedule(&mut self, now: SimTime, ac: usize, out: &mut PathOut<'_>) {
+        while self.hw_has_room(ac) {
+            let Some(li) = self.afs[ac].next_txq() else { break };
+            if let Some(psdu) = self.form(now, li, ac, out) {
+                let c = &mut self.hw_count[ac];
+                if psdu.aggregated { c.0 += 1 } else { c.1 += 1 }
+                self.stats.psdus += 1;
+                self.hwq[ac].push_back(psdu);
+            }
+            let more = self.txq_has_frames(li, ac);
+            self.afs[ac].return_txq(li, more);
+        }
+    }
+
+    /// Forms one PSDU from TXQ (`li`, `ac`): software retries first, then FQ-CoDel.
+    fn form(&mut self, now: SimTime, li: usize, ac: usize, out: &mut PathOut<'_>) -> Option<Psdu> {
+        let aggregate = self.aggregate(ac);
+        let chain = self.links[li].chain;
+        let slowest = (0..4).filter_map(|i| chain.get(i)).map(|(t, _)| t).min_by_key(|t| t.data_rate().bps())?;
+        let (max_n, band, opts) = (if aggregate { self.p.max_subframes } else { 1 }, self.p.band, self.p.airtime);
+        let mut mpdus: Vec<Mpdu> = Vec::new();
+        let mut len = 0u32;
+        loop {
+            if mpdus.len() as u32 >= max_n {
+                break;
+            }
+            let txq = &mut self.links[li].txqs[ac];
+            let baw_start = txq.retry.front().map(|m| m.seq).into_iter().chain(txq.in_hw.iter().copied()).min().unwrap_or(txq.next_seq);
+            let next = match txq.retry.front() {
+                Some(m) => *m,
+                None => {
+                    if txq.next_seq >= baw_start + self.p.baw {
+                        break; // the BlockAck window is full
+                    }
+                    let tin = txq.tin;
+                    let Some(pkt) = self.fq.dequeue(now, tin, &mut self.drops) else { break };
+                    out.log.stamp(pkt.id, Stage::TxqDeq, now);
+                    let txq = &mut self.links[li].txqs[ac];
+                    let m = Mpdu { pkt, seq: txq.next_seq, len: crate::mac::mpdu_len(pkt.size, self.p.qos), attempts: 0, enq: now };
+                    txq.next_seq += 1;
+                    txq.retry.push_front(m);
+                    m
+                }
+            };
+            let new_len = if aggregate { ampdu_len_with(len, next.len) } else { next.len };
+            if !mpdus.is_empty() && (new_len > self.p.max_ampdu_bytes || ppdu_duration_with(&slowest, new_len, band, opts) > self.p.max_aggr_duration) {
+                break;
+            }
+            let txq = &mut self.links[li].txqs[ac];
+            let m = txq.retry.pop_front().expect("peeked");
+            txq.in_hw.push(m.seq);
+            out.log.stamp(m.pkt.id, Stage::HwEnq, now);
+            mpdus.push(m);
+            len = new_len;
+        }
+        self.flush_drops(out);
+        if mpdus.is_empty() {
+            return None;
+        }
+        let aggregated = aggregate && mpdus.len() > 1;
+        let psdu_len = if aggregated { len } else { mpdus[0].len };
+        Some(Psdu { link: self.links[li].id, ac, mpdus, chain, aggregated, bar: false, psdu_len })
+    }
+
+    pub fn head(&mut self, now: SimTime, ac: usize, budget: Option<SimDuration>, out: &mut PathOut<'_>) -> Option<Psdu> {
+        let psdu = self.hwq[ac].front()?;
+        if let Some(b) = budget {
+            let (txv, _) = psdu.chain.get(0)?;
+            if ppdu_duration_with(&txv, psdu.psdu_len, self.p.band, self.p.airtime) > b {
+                return None;
+            }
+        }
+        let psdu = self.hwq[ac].pop_front().expect("front");
+        for m in &psdu.mpdus {
+            out.log.stamp_first(m.pkt.id, Stage::HwHead, now);
+        }
+        Some(psdu)
+    }
+
+    pub fn complete(&mut self, now: SimTime, psdu: Psdu, st: TxStatus<'_>, out: &mut PathOut<'_>) {
+        let ac = psdu.ac;
+        let li = self.links.iter().position(|l| l.id == psdu.link).expect("own link");
+        let c = &mut self.hw_count[ac];
+        if psdu.aggregated { c.0 -= 1 } else { c.1 -= 1 }
+        // Airtime charged to the station: the PSDU's duration times the attempts made.
+        let (txv, _) = psdu.chain.get(0).expect("chain");
+        let d = ppdu_duration_with(&txv, psdu.psdu_len, self.p.band, self.p.airtime);
+        self.afs[ac].charge(li, d.as_ns() / 1000 * st.attempts as u64);
+        let txq = &mut self.links[li].txqs[ac];
+        let mut back = Vec::new();
+        for (i, m) in psdu.mpdus.iter().enumerate() {
+            txq.in_hw.retain(|&s| s != m.seq);
+            if st.received[i] {
+                continue;
+            }
+            let mut m = *m;
+            m.attempts += st.attempts;
+            if !psdu.aggregated {
+                self.stats.single_frame_drops += 1;
+                out.dropped.push((m.pkt, DropReason::RetryLimit));
+                out.releases.push((psdu.link, ac, m.seq + 1));
+            } else if m.attempts >= self.p.sw_retry_limit {
+                self.stats.sw_retry_drops += 1;
+                out.dropped.push((m.pkt, DropReason::RetryLimit));
+                out.releases.push((psdu.link, ac, m.seq + 1));
+            } else {
+                self.stats.sw_retries += 1;
+                back.push(m);
+            }
+        }
+        // Retried subframes go back to the head of the retry queue, in sequence order.
+        for m in back.into_iter().rev() {
+            txq.retry.push_front(m);
+        }
+        if self.txq_has_frames(li, ac) {
+            self.afs[ac].activate(li);
+        }
+        self.schedule(now, ac, out);
+    }
+
+    pub fn stats(&self) -> serde_json::Value {
+        let airtime: Vec<Vec<u64>> = self.afs.iter().map(|a| a.charged_us.clone()).collect();
+        serde_json::json!({ "type": "linux", "driver": self.stats, "fq": self.fq.stats(), "airtime_charged_us": airtime })
+    }
+}
