@@ -569,6 +569,26 @@ fn default_backlog() -> u32 {
     4
 }
 
+flow_type!(
+    /// ICMP-like echo: a request every `interval_ms`, answered by the destination; the flow's latency
+    /// is the round-trip time.
+    Ping {
+        /// Gap between requests in ms (> 0); default 100.
+        #[serde(default = "default_ping_interval")]
+        interval_ms: f64,
+        /// IP packet size in bytes (28..=65535); default 84 (ping's 56-byte payload).
+        #[serde(default = "default_ping_bytes")]
+        packet_bytes: u32,
+    }
+);
+
+fn default_ping_interval() -> f64 {
+    100.0
+}
+fn default_ping_bytes() -> u32 {
+    84
+}
+
 /// A traffic flow, tagged by `type`.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -576,6 +596,7 @@ pub enum Flow {
     UdpCbr(UdpCbr),
     UdpPoisson(UdpPoisson),
     Saturated(Saturated),
+    Ping(Ping),
 }
 
 fn default_packet_bytes() -> u32 {
@@ -588,6 +609,7 @@ impl Flow {
             Flow::UdpCbr(f) => f.common(),
             Flow::UdpPoisson(f) => f.common(),
             Flow::Saturated(f) => f.common(),
+            Flow::Ping(f) => f.common(),
         }
     }
     /// The `type` tag.
@@ -596,6 +618,7 @@ impl Flow {
             Flow::UdpCbr(_) => "udp_cbr",
             Flow::UdpPoisson(_) => "udp_poisson",
             Flow::Saturated(_) => "saturated",
+            Flow::Ping(_) => "ping",
         }
     }
 }

@@ -182,6 +182,10 @@ fn check_flow(sc: &Scenario, f: &Flow, loc: &Loc, names: &BTreeMap<String, NodeK
             is.positive(loc.key("rate_mbps"), *rate_mbps);
             check_packet_bytes(*packet_bytes, loc, is);
         }
+        Flow::Ping(Ping { interval_ms, packet_bytes, .. }) => {
+            is.positive(loc.key("interval_ms"), *interval_ms);
+            check_packet_bytes(*packet_bytes, loc, is);
+        }
         Flow::Saturated(Saturated { packet_bytes, backlog, .. }) => {
             check_packet_bytes(*packet_bytes, loc, is);
             if *backlog == 0 {

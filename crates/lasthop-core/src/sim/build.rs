@@ -142,8 +142,14 @@ impl Built {
                 Flow::UdpCbr(u) => (SourceKind::Udp(UdpSource::new(mbps(u.rate_mbps), u.packet_bytes, false, start, stop)), u.packet_bytes),
                 Flow::UdpPoisson(u) => (SourceKind::Udp(UdpSource::new(mbps(u.rate_mbps), u.packet_bytes, true, start, stop)), u.packet_bytes),
                 Flow::Saturated(u) => (SourceKind::Saturated { start, stop, backlog: u.backlog }, u.packet_bytes),
+                Flow::Ping(u) => {
+                    let rate = BitRate::from_mbps_f64(u.packet_bytes as f64 * 8.0 / (u.interval_ms * 1e-3) * 1e-6).expect("validated");
+                    (SourceKind::Udp(UdpSource::new(rate, u.packet_bytes, false, start, stop)), u.packet_bytes)
+                }
             };
+            let echo = matches!(f, Flow::Ping(_));
             sources.push(FlowSource {
+                echo,
                 src: id(c.from),
                 dst: id(c.to),
                 dscp: c.dscp,
@@ -160,6 +166,7 @@ impl Built {
             end,
             pipes,
             route,
+            echo_origin: std::collections::BTreeMap::new(),
             medium: (!wifi_nodes.is_empty()).then(|| Medium::new(wifi_bss, wifi_nodes, wifi_links, n, seed)),
             delivered: Vec::new(),
             sources,

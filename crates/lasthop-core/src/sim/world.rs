@@ -69,6 +69,8 @@ pub(crate) enum SourceKind {
 
 /// A running flow source.
 pub(crate) struct FlowSource {
+    /// Echo flow: the destination answers every packet; latency is the round trip.
+    pub echo: bool,
     pub src: NodeId,
     pub dst: NodeId,
     pub dscp: u8,
@@ -84,6 +86,8 @@ pub(crate) struct World {
     pub pipes: Vec<Pipe>,
     /// `route[node][dst]` = the next hop.
     pub route: Vec<Vec<Option<Hop>>>,
+    /// Echo replies in flight → the send time of the request they answer.
+    pub echo_origin: std::collections::BTreeMap<u64, SimTime>,
     pub medium: Option<Medium>,
     pub delivered: Vec<(NodeId, Packet)>,
     pub sources: Vec<FlowSource>,
@@ -222,7 +226,11 @@ impl World {
     fn arrive(&mut self, now: SimTime, at: NodeId, pkt: Packet) {
         if at == pkt.dst {
             self.log.stamp(pkt.id, Stage::Delivered, now);
-            self.trackers[pkt.flow as usize].on_delivered(&pkt, now);
+            if self.sources[pkt.flow as usize].echo {
+                self.echo(now, pkt);
+                return;
+            }
+            self.trackers[pkt.flow as usize].on_delivered(&pkt, pkt.sent, now);
             self.refill(now, pkt.flow);
             return;
         }
@@ -277,8 +285,23 @@ impl World {
     fn dropped(&mut self, now: SimTime, (pkt, reason): Dropped) {
         debug_assert_ne!(reason, DropReason::None);
         self.log.drop(pkt.id, reason);
-        self.trackers[pkt.flow as usize].on_dropped(&pkt);
+        let origin = self.echo_origin.remove(&pkt.id).unwrap_or(pkt.sent);
+        self.trackers[pkt.flow as usize].on_dropped(origin);
         self.refill(now, pkt.flow);
+    }
+
+    /// An echo packet arrived at its destination: a request is answered, a reply ends a round trip.
+    fn echo(&mut self, now: SimTime, pkt: Packet) {
+        match self.echo_origin.remove(&pkt.id) {
+            Some(origin) => self.trackers[pkt.flow as usize].on_delivered(&pkt, origin, now),
+            None => {
+                let reply = Packet { id: self.next_packet_id, src: pkt.dst, dst: pkt.src, sent: now, enqueued: now, ..pkt };
+                self.next_packet_id += 1;
+                self.log.open(&reply);
+                self.echo_origin.insert(reply.id, pkt.sent);
+                self.arrive(now, reply.src, reply);
+            }
+        }
     }
 
     /// A saturated flow replaces every packet that left the network.

@@ -64,19 +64,21 @@ impl FlowTracker {
         }
     }
 
-    pub fn on_delivered(&mut self, p: &Packet, now: SimTime) {
+    /// A packet sent (or, for an echo, a request sent) at `origin` completed at `now`.
+    pub fn on_delivered(&mut self, p: &Packet, origin: SimTime, now: SimTime) {
         if now >= self.measure_from && now <= self.measure_to {
             self.window_bytes += p.size as u64;
         }
-        if self.counts(p) {
+        if origin >= self.measure_from {
             self.delivered_packets += 1;
             self.delivered_bytes += p.size as u64;
-            self.latencies.push((now - p.sent).as_ns());
+            self.latencies.push((now - origin).as_ns());
         }
     }
 
-    pub fn on_dropped(&mut self, p: &Packet) {
-        if self.counts(p) {
+    /// A packet that originated at `origin` was dropped.
+    pub fn on_dropped(&mut self, origin: SimTime) {
+        if origin >= self.measure_from {
             self.dropped_packets += 1;
         }
     }

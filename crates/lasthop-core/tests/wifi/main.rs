@@ -165,3 +165,21 @@ fn single_frame_timeline() {
     assert_eq!(col("t_delivered_ns"), end);
     assert!(start >= 43_000 && (start - 43_000) % 9_000 == 0 && start <= 43_000 + 15 * 9_000, "start {start}");
 }
+
+/// Ping over wired links: every round trip is twice (propagation + serialization) of both links.
+#[test]
+fn ping_round_trip_over_wired_links() {
+    let s = "duration_s = 2\n[[servers]]\nname = \"srv\"\n[[aps]]\nname = \"ap\"\nlast_hop = { type = \"wired\", rate_mbps = 50, delay_ms = 1 }\n\
+             [[stations]]\nname = \"sta\"\n[[links]]\na = \"srv\"\nb = \"ap\"\nrate_mbps = 100\ndelay_ms = 10\n\
+             [[flows]]\ntype = \"ping\"\nfrom = \"sta\"\nto = \"srv\"\ninterval_ms = 50\n";
+    let out = run(s, 1);
+    let f = &out.flows[0];
+    assert_eq!(f.kind, "ping");
+    assert_eq!(f.sent_packets, 40);
+    // 84 B: 6.72 µs at 100 Mbit/s, 13.44 µs at 50 Mbit/s; 2 × (11 ms + 20.16 µs).
+    let rtt = 2.0 * (11.0 + 0.00672 + 0.01344);
+    for v in [f.latency_p50_ms.unwrap(), f.latency_max_ms.unwrap()] {
+        assert!((v - rtt).abs() < 1e-6, "{v} vs {rtt}");
+    }
+    assert_eq!(f.delivered_packets + f.in_flight_packets, 40);
+}
