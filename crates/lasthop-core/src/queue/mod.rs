@@ -6,11 +6,13 @@ pub mod codel;
 mod error;
 mod fifo;
 pub mod fq;
+pub mod fq_codel;
 
 pub use codel::{Codel, CodelParams, CodelQdiscParams, CodelStats, CodelVars};
 pub use error::ParamError;
 pub use fifo::Fifo;
 pub use fq::{Fq, FqParams, FqStats, TinId, TinStats};
+pub use fq_codel::{FqCodel, FqCodelParams, FqCodelStats};
 
 use crate::packet::Packet;
 use crate::scenario::QueueConfig;
