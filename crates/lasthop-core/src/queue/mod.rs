@@ -7,12 +7,14 @@ mod error;
 mod fifo;
 pub mod fq;
 pub mod fq_codel;
+pub mod pie;
 
 pub use codel::{Codel, CodelParams, CodelQdiscParams, CodelStats, CodelVars};
 pub use error::ParamError;
 pub use fifo::Fifo;
 pub use fq::{Fq, FqParams, FqStats, TinId, TinStats};
 pub use fq_codel::{FqCodel, FqCodelParams, FqCodelStats};
+pub use pie::{Pie, PieParams, PieStats};
 
 use crate::packet::Packet;
 use crate::scenario::QueueConfig;
