@@ -201,7 +201,9 @@ fn tail_drop_at_the_limit() {
 
 /// Packets every 0.5 ms, one served per ms: without drops the delay would grow by 0.5 ms per ms.
 /// Returns the sojourns of delivered packets by dequeue time, the drops and the final queue.
-fn overload(secs: u64) -> (Vec<(u64, SimDuration)>, Vec<(SimTime, DropReason)>, Pie) {
+type Sojourns = Vec<(u64, SimDuration)>;
+
+fn overload(secs: u64) -> (Sojourns, Vec<(SimTime, DropReason)>, Pie) {
     let mut q = pie(PieParams::default());
     let (mut sojourns, mut drops, mut next_us, mut id) = (vec![], vec![], 0u64, 0);
     for tick in 1..=secs * 1000 {
