@@ -534,6 +534,15 @@ impl Fq {
         self.stats
     }
 
+    /// CoDel counters summed over all tins.
+    pub fn codel_stats(&self) -> CodelStats {
+        let mut sum = CodelStats::default();
+        for t in &self.tins {
+            sum.merge(&t.stats.codel);
+        }
+        sum
+    }
+
     pub fn tin_stats(&self, tin: TinId) -> TinStats {
         self.tins[tin.0 as usize].stats
     }

@@ -300,6 +300,7 @@ fn codel_drops_a_standing_flow_and_spares_a_sparse_one() {
     assert!(r.drops.iter().all(|d| d.1 == DropReason::Aqm && d.0.flow == 1));
     assert!(r.drops.iter().all(|d| !sparse_ids.contains(&d.0.id)));
     assert_eq!(r.fq.tin_stats(r.t).codel.drop_count as usize, r.drops.len());
+    assert_eq!(r.fq.codel_stats(), r.fq.tin_stats(r.t).codel);
     let (r, _, first) = standing_flow(CodelParams::mac80211(), false);
     assert_eq!(first, Some(ms(140)));
     assert!(r.info(1).unwrap().codel_dropping);
