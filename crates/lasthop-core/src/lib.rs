@@ -37,6 +37,7 @@ pub mod mac;
 pub mod link;
 pub mod packet;
 pub mod queue;
+pub mod ratectl;
 pub mod scenario;
 pub mod sim;
 pub mod stats;
