@@ -39,9 +39,11 @@
 //!   three here uses it (Minstrel-HT and ns-3's Thompson sampling ignore the frame length too).
 
 pub mod fixed;
+pub mod minstrel_ht;
 
 
 pub use fixed::{Fixed, FixedEntry, FixedParams};
+pub use minstrel_ht::{MinstrelHt, MinstrelHtParams, MinstrelVariant};
 
 use crate::phy::{all_valid_txvectors, Band, ChannelWidth, GuardInterval, PhyStandard, TxVector};
 use crate::rng::Rng;
@@ -256,11 +258,13 @@ pub(crate) fn check(ok: bool, field: &'static str, reason: &str) -> Result<(), R
 pub enum RateControlParams {
     /// Always the same rate (optionally with fallback series).
     Fixed(FixedParams),
+    /// Linux Minstrel-HT.
+    MinstrelHt(MinstrelHtParams),
 }
 
 impl Default for RateControlParams {
     fn default() -> Self {
-        RateControlParams::Fixed(FixedParams::default())
+        RateControlParams::MinstrelHt(MinstrelHtParams::default())
     }
 }
 
@@ -269,6 +273,7 @@ impl RateControlParams {
     pub fn validate(&self) -> Result<(), RateControlError> {
         match self {
             RateControlParams::Fixed(p) => p.validate(),
+            RateControlParams::MinstrelHt(p) => p.validate(),
         }
     }
 
@@ -280,9 +285,11 @@ impl RateControlParams {
         rng: Rng,
         now: SimTime,
     ) -> Result<AnyRateControl, RateControlError> {
-        let _ = (rng, now);
         Ok(match self {
             RateControlParams::Fixed(p) => AnyRateControl::Fixed(Fixed::new(p, link)?),
+            RateControlParams::MinstrelHt(p) => {
+                AnyRateControl::MinstrelHt(Box::new(MinstrelHt::new(p, link, rng, now)?))
+            }
         })
     }
 }
@@ -291,30 +298,35 @@ impl RateControlParams {
 #[derive(Clone, Debug)]
 pub enum AnyRateControl {
     Fixed(Fixed),
+    MinstrelHt(Box<MinstrelHt>),
 }
 
 impl RateControl for AnyRateControl {
     fn rate_set(&mut self, now: SimTime, mpdu_len: u32) -> RateSet {
         match self {
             AnyRateControl::Fixed(c) => c.rate_set(now, mpdu_len),
+            AnyRateControl::MinstrelHt(c) => c.rate_set(now, mpdu_len),
         }
     }
 
     fn on_tx_status(&mut self, now: SimTime, report: &TxReport) {
         match self {
             AnyRateControl::Fixed(c) => c.on_tx_status(now, report),
+            AnyRateControl::MinstrelHt(c) => c.on_tx_status(now, report),
         }
     }
 
     fn current_rate(&self) -> TxVector {
         match self {
             AnyRateControl::Fixed(c) => c.current_rate(),
+            AnyRateControl::MinstrelHt(c) => c.current_rate(),
         }
     }
 
     fn stats(&self) -> serde_json::Value {
         match self {
             AnyRateControl::Fixed(c) => c.stats(),
+            AnyRateControl::MinstrelHt(c) => c.stats(),
         }
     }
 }
