@@ -40,10 +40,12 @@
 
 pub mod fixed;
 pub mod minstrel_ht;
+pub mod thompson;
 
 
 pub use fixed::{Fixed, FixedEntry, FixedParams};
 pub use minstrel_ht::{MinstrelHt, MinstrelHtParams, MinstrelVariant};
+pub use thompson::{Thompson, ThompsonParams};
 
 use crate::phy::{all_valid_txvectors, Band, ChannelWidth, GuardInterval, PhyStandard, TxVector};
 use crate::rng::Rng;
@@ -260,6 +262,8 @@ pub enum RateControlParams {
     Fixed(FixedParams),
     /// Linux Minstrel-HT.
     MinstrelHt(MinstrelHtParams),
+    /// ns-3 Thompson sampling.
+    Thompson(ThompsonParams),
 }
 
 impl Default for RateControlParams {
@@ -274,6 +278,7 @@ impl RateControlParams {
         match self {
             RateControlParams::Fixed(p) => p.validate(),
             RateControlParams::MinstrelHt(p) => p.validate(),
+            RateControlParams::Thompson(p) => p.validate(),
         }
     }
 
@@ -290,6 +295,9 @@ impl RateControlParams {
             RateControlParams::MinstrelHt(p) => {
                 AnyRateControl::MinstrelHt(Box::new(MinstrelHt::new(p, link, rng, now)?))
             }
+            RateControlParams::Thompson(p) => {
+                AnyRateControl::Thompson(Thompson::new(p, link, rng, now)?)
+            }
         })
     }
 }
@@ -299,6 +307,7 @@ impl RateControlParams {
 pub enum AnyRateControl {
     Fixed(Fixed),
     MinstrelHt(Box<MinstrelHt>),
+    Thompson(Thompson),
 }
 
 impl RateControl for AnyRateControl {
@@ -306,6 +315,7 @@ impl RateControl for AnyRateControl {
         match self {
             AnyRateControl::Fixed(c) => c.rate_set(now, mpdu_len),
             AnyRateControl::MinstrelHt(c) => c.rate_set(now, mpdu_len),
+            AnyRateControl::Thompson(c) => c.rate_set(now, mpdu_len),
         }
     }
 
@@ -313,6 +323,7 @@ impl RateControl for AnyRateControl {
         match self {
             AnyRateControl::Fixed(c) => c.on_tx_status(now, report),
             AnyRateControl::MinstrelHt(c) => c.on_tx_status(now, report),
+            AnyRateControl::Thompson(c) => c.on_tx_status(now, report),
         }
     }
 
@@ -320,6 +331,7 @@ impl RateControl for AnyRateControl {
         match self {
             AnyRateControl::Fixed(c) => c.current_rate(),
             AnyRateControl::MinstrelHt(c) => c.current_rate(),
+            AnyRateControl::Thompson(c) => c.current_rate(),
         }
     }
 
@@ -327,6 +339,7 @@ impl RateControl for AnyRateControl {
         match self {
             AnyRateControl::Fixed(c) => c.stats(),
             AnyRateControl::MinstrelHt(c) => c.stats(),
+            AnyRateControl::Thompson(c) => c.stats(),
         }
     }
 }
