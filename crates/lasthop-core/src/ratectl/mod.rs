@@ -42,6 +42,10 @@ pub mod fixed;
 pub mod minstrel_ht;
 pub mod thompson;
 
+#[cfg(test)]
+mod sim_tests;
+#[cfg(test)]
+mod tests;
 
 pub use fixed::{Fixed, FixedEntry, FixedParams};
 pub use minstrel_ht::{MinstrelHt, MinstrelHtParams, MinstrelVariant};
