@@ -77,9 +77,13 @@ pub enum AnyQueue {
 }
 
 impl AnyQueue {
-    pub fn from_config(cfg: &QueueConfig) -> Self {
+    /// A queue as a scenario configures it; `rng` as in [`AnyQueue::from_params`].
+    pub fn from_config(cfg: &QueueConfig, rng: Rng) -> Self {
         match cfg {
             QueueConfig::Fifo { packets, bytes } => AnyQueue::Fifo(Fifo::new(*packets, *bytes)),
+            QueueConfig::Codel(p) => Self::from_params(&QueueParams::Codel(*p), rng),
+            QueueConfig::FqCodel(p) => Self::from_params(&QueueParams::FqCodel(*p), rng),
+            QueueConfig::Pie(p) => Self::from_params(&QueueParams::Pie(*p), rng),
         }
     }
 

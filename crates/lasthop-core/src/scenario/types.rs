@@ -438,9 +438,12 @@ pub struct Station {
     /// Radio channel to its AP (Wi-Fi last hop only); default a fixed 40 dB SNR (no frame errors).
     #[serde(default)]
     pub channel: Option<ChannelConfig>,
-    /// Uplink rate control (Wi-Fi last hop only); default the AP's.
+    /// Uplink rate control, at the station (Wi-Fi last hop only); default the AP's.
     #[serde(default)]
     pub rate_control: Option<RateControlConfig>,
+    /// Downlink rate control at the AP for this station; default the AP's `rate_control`.
+    #[serde(default)]
+    pub downlink_rate_control: Option<RateControlConfig>,
 }
 
 /// A full-duplex wired link; each direction has its own queue.
@@ -474,6 +477,12 @@ pub enum QueueConfig {
         #[serde(default)]
         bytes: Option<u64>,
     },
+    /// Linux `codel` qdisc (defaults: limit 1000, target 5 ms, interval 100 ms; times in µs).
+    Codel(crate::queue::codel::CodelQdiscParams),
+    /// Linux `fq_codel` qdisc (1024 flows, quantum 1514 B, limit 10240, target 5 ms, interval 100 ms).
+    FqCodel(crate::queue::fq_codel::FqCodelParams),
+    /// Linux `pie` qdisc (target 15 ms, tupdate 15 ms, limit 1000).
+    Pie(crate::queue::pie::PieParams),
 }
 
 impl Default for QueueConfig {

@@ -129,6 +129,15 @@ pub(crate) fn check_queue(q: &QueueConfig, loc: &Loc, is: &mut Issues) {
                 is.push(loc.clone(), "a fifo needs a bound: set `packets` and/or `bytes`", json!(null));
             }
         }
+        QueueConfig::Codel(p) => param_issue(p.validate(), loc, is),
+        QueueConfig::FqCodel(p) => param_issue(p.validate(), loc, is),
+        QueueConfig::Pie(p) => param_issue(p.validate(), loc, is),
+    }
+}
+
+fn param_issue(r: Result<(), crate::queue::ParamError>, loc: &Loc, is: &mut Issues) {
+    if let Err(e) = r {
+        is.push(loc.key(e.field), e.reason, json!(null));
     }
 }
 

@@ -74,10 +74,15 @@ pub(crate) fn check_station(sc: &Scenario, s: &Station, loc: &Loc, is: &mut Issu
         if s.rate_control.is_some() {
             is.push(loc.key("rate_control"), "only a Wi-Fi last hop has rate control", json!(null));
         }
+        if s.downlink_rate_control.is_some() {
+            is.push(loc.key("downlink_rate_control"), "only a Wi-Fi last hop has rate control", json!(null));
+        }
     }
-    if let (Some(w), Some(rc)) = (wifi, &s.rate_control) {
-        if let Err(e) = fixed_txvector(w, rc) {
-            is.push(loc.key("rate_control"), e.to_string(), json!(null));
+    for (key, rc) in [("rate_control", &s.rate_control), ("downlink_rate_control", &s.downlink_rate_control)] {
+        if let (Some(w), Some(rc)) = (wifi, rc) {
+            if let Err(e) = fixed_txvector(w, rc) {
+                is.push(loc.key(key), e.to_string(), json!(null));
+            }
         }
     }
     if let Some(c) = &s.channel {

@@ -43,7 +43,8 @@ impl Built {
             let (a, b) = (id(&l.a), id(&l.b));
             for (from, to) in [(a, b), (b, a)] {
                 let name = format!("{}->{}", nodes[from as usize].0, nodes[to as usize].0);
-                let p = Pipe::new(name, AnyQueue::from_config(&l.queue), Server::Fixed(mbps(l.rate_mbps)), millis(l.delay_ms), PipeTarget::Node(to), false);
+                let q = AnyQueue::from_config(&l.queue, Rng::derive(seed, &format!("{name}/queue")));
+                let p = Pipe::new(name, q, Server::Fixed(mbps(l.rate_mbps)), millis(l.delay_ms), PipeTarget::Node(to), false);
                 pipe_between[from as usize][to as usize] = Some(Hop::Pipe(pipes.len() as u32));
                 pipes.push(p);
             }
@@ -55,7 +56,7 @@ impl Built {
                     let down = pipes.len() as u32;
                     pipes.push(Pipe::new(
                         format!("{}->stations", ap.name),
-                        AnyQueue::from_config(queue),
+                        AnyQueue::from_config(queue, Rng::derive(seed, &format!("{}->stations/queue", ap.name))),
                         Server::Fixed(mbps(*rate_mbps)),
                         millis(*delay_ms),
                         PipeTarget::Destination,
@@ -64,7 +65,7 @@ impl Built {
                     let up = pipes.len() as u32;
                     pipes.push(Pipe::new(
                         format!("stations->{}", ap.name),
-                        AnyQueue::from_config(queue),
+                        AnyQueue::from_config(queue, Rng::derive(seed, &format!("stations->{}/queue", ap.name))),
                         Server::Fixed(mbps(uplink_rate_mbps.unwrap_or(*rate_mbps))),
                         millis(*delay_ms),
                         PipeTarget::Node(ap_id),
@@ -80,11 +81,11 @@ impl Built {
                 LastHop::CapacityTrace { trace, format, delay_ms, uplink_rate_mbps, queue } => {
                     let server = crate::link::trace_server(trace, *format).expect("validated");
                     let down = pipes.len() as u32;
-                    pipes.push(Pipe::new(format!("{}->stations", ap.name), AnyQueue::from_config(queue), server, millis(*delay_ms), PipeTarget::Destination, true));
+                    pipes.push(Pipe::new(format!("{}->stations", ap.name), AnyQueue::from_config(queue, Rng::derive(seed, &format!("{}->stations/queue", ap.name))), server, millis(*delay_ms), PipeTarget::Destination, true));
                     let up = pipes.len() as u32;
                     pipes.push(Pipe::new(
                         format!("stations->{}", ap.name),
-                        AnyQueue::from_config(queue),
+                        AnyQueue::from_config(queue, Rng::derive(seed, &format!("stations->{}/queue", ap.name))),
                         Server::Fixed(mbps(*uplink_rate_mbps)),
                         millis(*delay_ms),
                         PipeTarget::Node(ap_id),
@@ -112,9 +113,10 @@ impl Built {
                         let sid = (sc.servers.len() + sc.aps.len() + si) as NodeId;
                         let channel = ChannelModel::from_config(&st.channel.clone().unwrap_or_default(), seed, &st.name);
                         let sta_txv = st.rate_control.as_ref().map(|rc| fixed_txvector(w, rc).expect("validated")).unwrap_or(ap_txv);
+                        let dl_txv = st.downlink_rate_control.as_ref().map(|rc| fixed_txvector(w, rc).expect("validated")).unwrap_or(ap_txv);
                         let mut sta_path = params.path(&sta_cfg, &mut Rng::derive(seed, &format!("wifi/{}/fq", st.name)));
-                        params.add_link(&mut wifi_nodes[ap_w].path, wifi_links.len() as u32, ap_txv);
-                        wifi_links.push(LinkSpec { tx: ap_id, rx: sid, txv: ap_txv, channel: channel.clone() });
+                        params.add_link(&mut wifi_nodes[ap_w].path, wifi_links.len() as u32, dl_txv);
+                        wifi_links.push(LinkSpec { tx: ap_id, rx: sid, txv: dl_txv, channel: channel.clone() });
                         params.add_link(&mut sta_path, wifi_links.len() as u32, sta_txv);
                         wifi_links.push(LinkSpec { tx: sid, rx: ap_id, txv: sta_txv, channel });
                         wifi_nodes.push(NodeSpec { node: sid, bss, is_ap: false, name: st.name.clone(), path: sta_path });

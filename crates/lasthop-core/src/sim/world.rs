@@ -251,9 +251,15 @@ impl World {
         };
         let p = &mut self.pipes[pipe as usize];
         self.log.stamp(pkt.id, p.stage_enq, now);
-        match p.offer(now, pkt) {
+        let r = p.offer(now, pkt);
+        // fq_codel may cut other flows' packets to admit this one.
+        p.queue.drain_drops(&mut self.drops);
+        match r {
             Ok(()) => self.kick_pipe(now, pipe),
             Err(d) => self.dropped(now, d),
+        }
+        while let Some(d) = self.drops.pop() {
+            self.dropped(now, d);
         }
     }
 

@@ -48,8 +48,8 @@ impl AirtimeScheduler {
 
     /// The next TXQ to serve, removed from the list (`ieee80211_next_txq`); `None` if none is active.
     pub fn next_txq(&mut self) -> Option<usize> {
-        let n = self.active.len();
-        for _ in 0..=n {
+        // Terminates: every pass over a negative head adds a positive quantum to its deficit.
+        loop {
             let q = *self.active.front()?;
             if self.enabled && self.deficit[q] < 0 {
                 self.deficit[q] += self.weight[q] << 3;
@@ -60,7 +60,6 @@ impl AirtimeScheduler {
             self.listed[q] = false;
             return Some(q);
         }
-        None
     }
 
     /// Gives a TXQ back after serving it (`ieee80211_return_txq`): to the head if it still has frames.
@@ -110,6 +109,18 @@ mod tests {
         let air = [served[0] * cost[0], served[1] * cost[1]];
         let share = air[0] as f64 / (air[0] + air[1]) as f64;
         assert!((share - 0.5).abs() < 0.02, "{share} {served:?}");
+    }
+
+    /// A lone station far in debt is still served (after as many refills as it takes).
+    #[test]
+    fn a_single_station_in_debt_is_served() {
+        let mut s = AirtimeScheduler::new(1, true);
+        s.activate(0);
+        assert_eq!(s.next_txq(), Some(0));
+        s.charge(0, 10_000);
+        s.return_txq(0, true);
+        assert_eq!(s.next_txq(), Some(0));
+        assert!(s.deficit(0) >= 0);
     }
 
     #[test]

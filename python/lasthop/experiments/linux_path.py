@@ -1,0 +1,144 @@
+"""Experiments on the Linux AP transmit path (issue 4): airtime fairness and sparse flows.
+
+Scenarios are built as dicts in the same shape as TOML files, so ``lasthop.Scenario.from_dict`` checks
+them exactly like a user's file.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+import lasthop
+
+
+def _bss(path: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"type": "wifi", "standard": "ht", "band": "5ghz", "profile": "linux", "ap_path": path, **extra}
+
+
+def _linux(**kw: Any) -> dict[str, Any]:
+    return {"type": "linux", **kw}
+
+
+def airtime_fairness(seed: int, quick: bool) -> dict[str, Any]:
+    """One AP, two saturated downlink stations: "fast" (2 streams, MCS15, 130 Mbit/s) and "slow" (MCS0,
+    6.5 Mbit/s), both on clean channels. Variants: the airtime-fairness scheduler off
+    (round robin per PSDU, as before mac80211's AFS) and on. Expected (Høiland-Jørgensen et al., ATC'17):
+    with fairness the airtime shares are within 10 % of equal and the aggregate throughput is higher."""
+    duration = 4.0 if quick else 20.0
+    rows = []
+    for variant, afs in (("afs_off", False), ("afs_on", True)):
+        sc = {
+            "name": f"airtime-fairness-{variant}",
+            "duration_s": duration,
+            "warmup_s": 1.0,
+            "output": {"packets": False},
+            "servers": [{"name": "server"}],
+            "aps": [{"name": "ap", "last_hop": _bss(_linux(airtime_fairness=afs))}],
+            "stations": [
+                {"name": "fast", "channel": {"type": "fixed_snr", "snr_db": 35.0},
+                 "downlink_rate_control": {"type": "fixed", "mcs": 15}},
+                {"name": "slow", "channel": {"type": "fixed_snr", "snr_db": 10.0},
+                 "downlink_rate_control": {"type": "fixed", "mcs": 0}},
+            ],
+            "links": [{"a": "server", "b": "ap", "rate_mbps": 1000.0, "delay_ms": 1.0}],
+            "flows": [
+                {"name": name, "type": "saturated", "from": "server", "to": name, "backlog": 400}
+                for name in ("fast", "slow")
+            ],
+        }
+        res = lasthop.run(lasthop.Scenario.from_dict(sc), seed=seed)
+        links = {l["link"]: l["stats"]["airtime_ns"] for l in res.summary["components"]["wifi"]["links"]}
+        air = {name: links[f"ap->{name}"] for name in ("fast", "slow")}
+        total_air = sum(air.values())
+        thr = {r["flow"]: r["throughput_mbps"] for r in res.flows.to_dict("records")}
+        aggregate = sum(thr.values())
+        for name in ("slow", "fast"):
+            rows.append({"variant": variant, "station": name, "airtime_share": air[name] / total_air,
+                         "throughput_mbps": thr[name], "aggregate_mbps": aggregate})
+    return {"rows": rows}
+
+
+def sparse_flow(seed: int, quick: bool) -> dict[str, Any]:
+    """A ping flow (every 100 ms) and four saturating UDP flows to the same station. Variants: ``fifo``
+    (one driver-style queue per AC: the ping waits behind the bulk) and ``fq_codel`` (mac80211 TXQs:
+    the ping's sparse flow is served first). Expected: fq_codel keeps ping p99 to a few ms plus airtime
+    while FIFO's grows by an order of magnitude."""
+    duration = 5.0 if quick else 30.0
+    rows = []
+    for variant, path in (("fifo", {"type": "fifo"}), ("fq_codel", _linux())):
+        flows: list[dict[str, Any]] = [
+            {"name": f"bulk{i}", "type": "udp_cbr", "from": "server", "to": "sta", "rate_mbps": 20.0,
+             "packet_bytes": 1500} for i in range(4)]
+        flows.append({"name": "ping", "type": "ping", "from": "server", "to": "sta", "interval_ms": 100.0})
+        sc = {
+            "name": f"sparse-flow-{variant}",
+            "duration_s": duration,
+            "warmup_s": 1.0,
+            "servers": [{"name": "server"}],
+            "aps": [{"name": "ap", "last_hop": _bss(path, rate_control={"type": "fixed", "mcs": 7})}],
+            "stations": [{"name": "sta", "channel": {"type": "fixed_snr", "snr_db": 35.0}}],
+            "links": [{"a": "server", "b": "ap", "rate_mbps": 1000.0, "delay_ms": 0.5}],
+            "flows": flows,
+        }
+        res = lasthop.run(lasthop.Scenario.from_dict(sc), seed=seed)
+        f = {r["flow"]: r for r in res.flows.to_dict("records")}
+        bulk = sum(f[f"bulk{i}"]["throughput_mbps"] for i in range(4))
+        rows.append({"variant": variant, "ping_rtt_p50_ms": f["ping"]["latency_p50_ms"],
+                     "ping_rtt_p99_ms": f["ping"]["latency_p99_ms"], "bulk_mbps": bulk})
+    return {"rows": rows}
+
+
+def latency_breakdown(seed: int, quick: bool) -> dict[str, Any]:
+    """One 10 Mbit/s UDP flow on a fluctuating channel (mean SNR 24 dB at MCS7 with Rayleigh fading,
+    20 ms coherence) with background traffic (20 Mbit/s downlink to one station, 5 Mbit/s uplink from
+    another); per-layer delay percentiles of the video packets through the Linux AP path:
+    wired, txq (mac80211 FQ-CoDel), driver (software queues until the hardware queue), hardware (until
+    the first attempt), air (first attempt to delivery). The baseline picture Law's paper starts from."""
+    duration = 5.0 if quick else 30.0
+    sc = {
+        "name": "latency-breakdown",
+        "duration_s": duration,
+        "warmup_s": 1.0,
+        "servers": [{"name": "server"}],
+        "aps": [{"name": "ap", "last_hop": _bss(_linux(), rate_control={"type": "fixed", "mcs": 7})}],
+        "stations": [
+            {"name": "client", "channel": {"type": "fixed_snr", "snr_db": 24.0,
+                                           "fading": {"type": "rayleigh", "coherence_ms": 20.0}}},
+            {"name": "bg1", "channel": {"type": "fixed_snr", "snr_db": 30.0}},
+            {"name": "bg2", "channel": {"type": "fixed_snr", "snr_db": 30.0}},
+        ],
+        "links": [{"a": "server", "b": "ap", "rate_mbps": 1000.0, "delay_ms": 5.0}],
+        "flows": [
+            {"name": "video", "type": "udp_cbr", "from": "server", "to": "client", "rate_mbps": 10.0,
+             "packet_bytes": 1200},
+            {"name": "bg1", "type": "udp_cbr", "from": "server", "to": "bg1", "rate_mbps": 20.0, "packet_bytes": 1500},
+            {"name": "bg2", "type": "udp_cbr", "from": "bg2", "to": "server", "rate_mbps": 5.0, "packet_bytes": 1500},
+        ],
+    }
+    res = lasthop.run(lasthop.Scenario.from_dict(sc), seed=seed)
+    p = res.packets
+    v = p[(p["flow"] == "video") & p["t_delivered_ns"].notna()]
+    t = {c: v[c].astype("float64") for c in v.columns if c.startswith("t_")}
+    layers = {
+        "wired": (t["t_wired_tx_ns"] - t["t_wired_enq_ns"]) + (t["t_txq_enq_ns"] - t["t_wired_tx_ns"]),
+        "txq": t["t_txq_deq_ns"] - t["t_txq_enq_ns"],
+        "driver": t["t_hw_enq_ns"] - t["t_txq_deq_ns"],
+        "hardware": t["t_air_start_ns"] - t["t_hw_enq_ns"],
+        "air": t["t_delivered_ns"] - t["t_air_start_ns"],
+        "total": t["t_delivered_ns"] - t["t_sent_ns"],
+    }
+    rows = []
+    for name, d in layers.items():
+        ms = d.to_numpy() / 1e6
+        rows.append({"variant": "linux", "layer": name, "p50_ms": float(np.percentile(ms, 50)),
+                     "p99_ms": float(np.percentile(ms, 99)), "p999_ms": float(np.percentile(ms, 99.9))})
+    return {"rows": rows}
+
+
+EXPERIMENTS: dict[str, Callable[..., dict[str, Any]]] = {
+    "airtime-fairness": airtime_fairness,
+    "sparse-flow": sparse_flow,
+    "latency-breakdown": latency_breakdown,
+}

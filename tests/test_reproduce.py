@@ -1,0 +1,32 @@
+"""`lasthop reproduce` experiments of the Linux AP path: the expected direction, on short runs."""
+
+from __future__ import annotations
+
+from lasthop.experiments import run_experiment
+
+
+def _rows(name: str) -> list[dict]:
+    doc = run_experiment(name, seed=1, quick=True)
+    assert doc["experiment"] == name
+    return doc["rows"]
+
+
+def test_airtime_fairness_equalises_airtime_and_raises_the_aggregate() -> None:
+    rows = {(r["variant"], r["station"]): r for r in _rows("airtime-fairness")}
+    for st in ("slow", "fast"):
+        assert abs(rows[("afs_on", st)]["airtime_share"] - 0.5) < 0.05
+    assert rows[("afs_off", "slow")]["airtime_share"] > 0.52
+    assert rows[("afs_on", "fast")]["aggregate_mbps"] > 1.05 * rows[("afs_off", "fast")]["aggregate_mbps"]
+
+
+def test_sparse_flow_fq_codel_keeps_ping_low() -> None:
+    rows = {r["variant"]: r for r in _rows("sparse-flow")}
+    assert rows["fifo"]["ping_rtt_p99_ms"] > 5 * rows["fq_codel"]["ping_rtt_p99_ms"]
+    assert rows["fq_codel"]["ping_rtt_p50_ms"] < 25
+
+
+def test_latency_breakdown_has_every_layer() -> None:
+    rows = {r["layer"]: r for r in _rows("latency-breakdown")}
+    assert set(rows) == {"wired", "txq", "driver", "hardware", "air", "total"}
+    assert abs(rows["wired"]["p50_ms"] - 5.0) < 0.1
+    assert rows["total"]["p99_ms"] >= max(rows[k]["p99_ms"] for k in ("txq", "hardware", "air"))
