@@ -113,8 +113,13 @@ impl BssParams {
 }
 
 /// The TxVector a fixed-rate configuration selects in a BSS.
+/// For an adaptive controller this is the rate a FIFO path (which has no rate control) falls back to:
+/// single-stream MCS7.
 pub fn fixed_txvector(c: &WifiConfig, rc: &RateControlConfig) -> Result<TxVector, PhyError> {
-    let RateControlConfig::Fixed { mcs, rate_mbps, nss } = rc;
+    let (mcs, rate_mbps, nss) = match rc {
+        RateControlConfig::Fixed { mcs, rate_mbps, nss } => (mcs, rate_mbps, nss),
+        _ => (&Some(7), &None, &Some(1)),
+    };
     let tx = match c.standard {
         PhyStandard::Ofdm => match (rate_mbps, mcs) {
             (Some(r), _) => TxVector::ofdm_mbps(*r)?,
@@ -176,14 +181,14 @@ impl BssParams {
         }
     }
 
-    /// Adds medium link `id`, sent at fixed rate `txv`, to a transmit path.
-    pub fn add_link(&self, path: &mut TxPath, id: u32, txv: TxVector) {
+    /// Adds medium link `id`, sent at fixed rate `txv` (or by `rc`, Linux path only), to a path.
+    pub fn add_link(&self, path: &mut TxPath, id: u32, txv: TxVector, rc: Option<crate::ratectl::AnyRateControl>) {
         use crate::phy::airtime::{ack_duration, block_ack_duration, BlockAckBitmap};
         let band = self.timings.band;
         let bitmap = if txv.standard == PhyStandard::He && self.ampdu_limits.max_mpdus > 64 { BlockAckBitmap::Compressed256 } else { BlockAckBitmap::Compressed64 };
         match path {
             TxPath::Fifo(p) => p.add_link(id, txv, ack_duration(&txv, &self.basic_rates_mbps, band), block_ack_duration(&txv, &self.basic_rates_mbps, band, bitmap)),
-            TxPath::Linux(p) => p.add_link(id, txv),
+            TxPath::Linux(p) => p.add_link(id, txv, rc),
         }
     }
 }
@@ -206,4 +211,19 @@ pub fn default_paths(c: &WifiConfig) -> (TxPathConfig, TxPathConfig) {
         WifiProfile::Ns3 => TxPathConfig::Fifo {},
     });
     (ap, c.sta_path.clone().unwrap_or(TxPathConfig::Fifo {}))
+}
+
+/// The rates a link of this BSS may use, for adaptive rate control.
+pub fn link_rates(c: &WifiConfig) -> crate::ratectl::LinkRates {
+    crate::ratectl::LinkRates::new(c.standard, c.width_mhz, &[c.gi_ns], c.max_nss.max(1), c.band)
+}
+
+/// Builds an adaptive controller (`None` for a fixed rate).
+pub fn adaptive_rate_control(c: &WifiConfig, rc: &RateControlConfig, rng: Rng) -> Result<Option<crate::ratectl::AnyRateControl>, String> {
+    let params = match rc {
+        RateControlConfig::Fixed { .. } => return Ok(None),
+        RateControlConfig::MinstrelHt(p) => crate::ratectl::RateControlParams::MinstrelHt(p.clone()),
+        RateControlConfig::Thompson(p) => crate::ratectl::RateControlParams::Thompson(p.clone()),
+    };
+    params.build(&link_rates(c), rng, crate::time::SimTime::ZERO).map(Some).map_err(|e| e.to_string())
 }

@@ -37,8 +37,8 @@ fn pair(snr_db: f64, dl: u8, ul: u8) -> Medium {
     let p = BssParams::from_config(&c);
     let tx = |m| TxVector::ht(m, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap();
     let (mut ap, mut sta) = (p.fifo_path(), p.fifo_path());
-    p.add_link(&mut ap, 0, tx(dl));
-    p.add_link(&mut sta, 1, tx(ul));
+    p.add_link(&mut ap, 0, tx(dl), None);
+    p.add_link(&mut sta, 1, tx(ul), None);
     let bss = vec![(p, c.collision_ifs)];
     let nodes = vec![NodeSpec { node: 0, bss: 0, is_ap: true, name: "ap".into(), path: ap }, NodeSpec { node: 1, bss: 0, is_ap: false, name: "sta".into(), path: sta }];
     let links = vec![
@@ -108,7 +108,7 @@ fn same_slot_backoffs_collide() {
             .map(|i| {
                 let mut path = p.fifo_path();
                 if i > 0 {
-                    p.add_link(&mut path, i as u32 - 1, tx);
+                    p.add_link(&mut path, i as u32 - 1, tx, None);
                 }
                 NodeSpec { node: i, bss: 0, is_ap: i == 0, name: format!("n{i}"), path }
             })

@@ -108,6 +108,9 @@ fn default_uplink_mbps() -> f64 {
     100.0
 }
 
+fn default_one() -> u8 {
+    1
+}
 fn default_standard() -> crate::phy::mcs::PhyStandard {
     crate::phy::mcs::PhyStandard::Ht
 }
@@ -194,6 +197,10 @@ pub enum RateControlConfig {
         #[serde(default)]
         nss: Option<u8>,
     },
+    /// Linux Minstrel-HT (`variant = "modern"` default, or `"legacy"`); needs the `linux` transmit path.
+    MinstrelHt(crate::ratectl::MinstrelHtParams),
+    /// ns-3's Thompson sampling; needs the `linux` transmit path.
+    Thompson(crate::ratectl::ThompsonParams),
 }
 
 impl Default for RateControlConfig {
@@ -291,6 +298,9 @@ pub struct WifiConfig {
     /// Defaults for EDCA/TXOP values.
     #[serde(default)]
     pub profile: WifiProfile,
+    /// Spatial streams the devices support (rate controllers choose among 1..=max_nss); default 1.
+    #[serde(default = "default_one")]
+    pub max_nss: u8,
     /// QoS (EDCA with four ACs); default true except for `ofdm`, which uses the legacy DCF.
     #[serde(default)]
     pub qos: Option<bool>,

@@ -7,9 +7,26 @@ use crate::mac::config::fixed_txvector;
 use crate::phy::mcs::OFDM_RATES_MBPS;
 use serde_json::json;
 
+/// An adaptive controller must build for this BSS and needs a `linux` transmit path.
+fn check_adaptive(w: &WifiConfig, rc: &RateControlConfig, path: &TxPathConfig, loc: &Loc, is: &mut Issues) {
+    if matches!(rc, RateControlConfig::Fixed { .. }) {
+        return;
+    }
+    if matches!(path, TxPathConfig::Fifo {}) {
+        is.push(loc.clone(), "adaptive rate control needs the `linux` transmit path (set ap_path/sta_path)", json!(null));
+    } else if let Err(e) = crate::mac::config::adaptive_rate_control(w, rc, crate::rng::Rng::derive(0, "check")) {
+        is.push(loc.clone(), e, json!(null));
+    }
+}
+
 pub(crate) fn check_wifi(w: &WifiConfig, loc: &Loc, is: &mut Issues) {
     if let Err(e) = fixed_txvector(w, &w.rate_control) {
         is.push(loc.key("rate_control"), e.to_string(), json!(null));
+    }
+    let (ap_path, _) = crate::mac::config::default_paths(w);
+    check_adaptive(w, &w.rate_control, &ap_path, &loc.key("rate_control"), is);
+    if w.max_nss == 0 || w.max_nss > 8 {
+        is.push(loc.key("max_nss"), "must be in 1..=8", json!(w.max_nss));
     }
     for r in &w.basic_rates_mbps {
         if !OFDM_RATES_MBPS.contains(r) {
@@ -83,6 +100,9 @@ pub(crate) fn check_station(sc: &Scenario, s: &Station, loc: &Loc, is: &mut Issu
             if let Err(e) = fixed_txvector(w, rc) {
                 is.push(loc.key(key), e.to_string(), json!(null));
             }
+            let (ap_path, sta_path) = crate::mac::config::default_paths(w);
+            let path = if key == "rate_control" { sta_path } else { ap_path };
+            check_adaptive(w, rc, &path, &loc.key(key), is);
         }
     }
     if let Some(c) = &s.channel {

@@ -115,9 +115,14 @@ impl Built {
                         let sta_txv = st.rate_control.as_ref().map(|rc| fixed_txvector(w, rc).expect("validated")).unwrap_or(ap_txv);
                         let dl_txv = st.downlink_rate_control.as_ref().map(|rc| fixed_txvector(w, rc).expect("validated")).unwrap_or(ap_txv);
                         let mut sta_path = params.path(&sta_cfg, &mut Rng::derive(seed, &format!("wifi/{}/fq", st.name)));
-                        params.add_link(&mut wifi_nodes[ap_w].path, wifi_links.len() as u32, dl_txv);
+                        let dl_rc_cfg = st.downlink_rate_control.as_ref().unwrap_or(&w.rate_control);
+                        let dl_rc = crate::mac::config::adaptive_rate_control(w, dl_rc_cfg, Rng::derive(seed, &format!("wifi/{}->{}/ratectl", ap.name, st.name))).expect("validated");
+                        params.add_link(&mut wifi_nodes[ap_w].path, wifi_links.len() as u32, dl_txv, dl_rc);
                         wifi_links.push(LinkSpec { tx: ap_id, rx: sid, txv: dl_txv, channel: channel.clone() });
-                        params.add_link(&mut sta_path, wifi_links.len() as u32, sta_txv);
+                        let ul_rc_cfg = st.rate_control.as_ref().unwrap_or(&w.rate_control);
+                        let ul_rc = crate::mac::config::adaptive_rate_control(w, ul_rc_cfg, Rng::derive(seed, &format!("wifi/{}->{}/ratectl", st.name, ap.name))).expect("validated");
+                        let ul_rc = if matches!(sta_path, crate::mac::txpath::TxPath::Linux(_)) { ul_rc } else { None };
+                        params.add_link(&mut sta_path, wifi_links.len() as u32, sta_txv, ul_rc);
                         wifi_links.push(LinkSpec { tx: sid, rx: ap_id, txv: sta_txv, channel });
                         wifi_nodes.push(NodeSpec { node: sid, bss, is_ap: false, name: st.name.clone(), path: sta_path });
                         pipe_between[ap_id as usize][sid as usize] = Some(Hop::Wifi(sid));

@@ -24,6 +24,7 @@ use crate::phy::airtime::{ppdu_duration_with, AirtimeOptions};
 use crate::phy::ampdu_len::ampdu_len_with;
 use crate::phy::mcs::{Band, TxVector};
 use crate::queue::codel::CodelParams;
+use crate::ratectl::{AnyRateControl, RateControl, RateEntry, RateSet};
 use crate::queue::fq::{Fq, FqParams, TinId};
 use crate::rng::Rng;
 use crate::stats::{DropReason, Stage};
@@ -67,7 +68,9 @@ struct Txq {
 #[derive(Debug)]
 struct LinuxLink {
     id: u32,
+    /// The fixed chain, used when there is no adaptive controller.
     chain: RateChain,
+    rc: Option<AnyRateControl>,
     txqs: Vec<Txq>,
 }
 
@@ -109,11 +112,11 @@ impl LinuxPath {
         }
     }
 
-    /// Adds a station link (medium link `id`) sent with a fixed rate.
-    pub fn add_link(&mut self, id: u32, txv: TxVector) {
+    /// Adds a station link (medium link `id`) sent with a fixed rate, or by `rc` when given.
+    pub fn add_link(&mut self, id: u32, txv: TxVector, rc: Option<AnyRateControl>) {
         let nq = self.hwq.len();
         let txqs = (0..nq).map(|_| Txq { tin: self.fq.add_tin(self.p.codel), retry: VecDeque::new(), next_seq: 0, in_hw: Vec::new() }).collect();
-        self.links.push(LinuxLink { id, chain: RateChain::single(txv, self.p.fixed_tries), txqs });
+        self.links.push(LinuxLink { id, chain: RateChain::single(txv, self.p.fixed_tries), rc, txqs });
         let n = self.links.len();
         for a in self.afs.iter_mut() {
             *a = AirtimeScheduler::new(n, self.p.airtime_fairness);
@@ -177,8 +180,19 @@ impl LinuxPath {
 
     /// Forms one PSDU from TXQ (`li`, `ac`): software retries first, then FQ-CoDel.
     fn form(&mut self, now: SimTime, li: usize, ac: usize, out: &mut PathOut<'_>) -> Option<Psdu> {
-        let aggregate = self.aggregate(ac);
-        let chain = self.links[li].chain;
+        let (chain, probe) = match &mut self.links[li].rc {
+            Some(rc) => {
+                let rs = rc.rate_set(now, 1538);
+                let mut chain = RateChain { series: [None; 4] };
+                for (i, e) in rs.entries.iter().enumerate() {
+                    chain.series[i] = e.map(|e| (e.txv, e.tries.max(1)));
+                }
+                (chain, rs.probe)
+            }
+            None => (self.links[li].chain, false),
+        };
+        // A rate-control probe is sent alone (ath9k never aggregates a probe).
+        let aggregate = self.aggregate(ac) && !probe;
         let slowest = (0..4).filter_map(|i| chain.get(i)).map(|(t, _)| t).min_by_key(|t| t.data_rate().bps())?;
         let (max_n, band, opts) = (if aggregate { self.p.max_subframes } else { 1 }, self.p.band, self.p.airtime);
         let mut mpdus: Vec<Mpdu> = Vec::new();
@@ -222,7 +236,7 @@ impl LinuxPath {
         }
         let aggregated = aggregate && mpdus.len() > 1;
         let psdu_len = if aggregated { len } else { mpdus[0].len };
-        Some(Psdu { link: self.links[li].id, ac, mpdus, chain, aggregated, bar: false, psdu_len })
+        Some(Psdu { link: self.links[li].id, ac, mpdus, chain, aggregated, bar: false, psdu_len, probe })
     }
 
     pub fn head(&mut self, now: SimTime, ac: usize, budget: Option<SimDuration>, out: &mut PathOut<'_>) -> Option<Psdu> {
@@ -249,6 +263,14 @@ impl LinuxPath {
         let (txv, _) = psdu.chain.get(0).expect("chain");
         let d = ppdu_duration_with(&txv, psdu.psdu_len, self.p.band, self.p.airtime);
         self.afs[ac].charge(li, d.as_ns() / 1000 * st.attempts as u64);
+        if let Some(rc) = &mut self.links[li].rc {
+            let mut rs = RateSet { entries: [None; 4], probe: psdu.probe };
+            for (i, s) in psdu.chain.series.iter().enumerate() {
+                rs.entries[i] = s.map(|(txv, tries)| RateEntry { txv, tries, rts: false });
+            }
+            let acked = st.received.iter().filter(|&&r| r).count() as u16;
+            rc.on_tx_status(now, &rs.report(st.attempts, psdu.mpdus.len() as u16, acked));
+        }
         let txq = &mut self.links[li].txqs[ac];
         let mut back = Vec::new();
         for (i, m) in psdu.mpdus.iter().enumerate() {
@@ -283,7 +305,8 @@ impl LinuxPath {
 
     pub fn stats(&self) -> serde_json::Value {
         let airtime: Vec<Vec<u64>> = self.afs.iter().map(|a| a.charged_us.clone()).collect();
-        serde_json::json!({ "type": "linux", "driver": self.stats, "fq": self.fq.stats(), "airtime_charged_us": airtime })
+        let rc: Vec<serde_json::Value> = self.links.iter().map(|l| l.rc.as_ref().map(|r| r.stats()).unwrap_or(serde_json::Value::Null)).collect();
+        serde_json::json!({ "type": "linux", "driver": self.stats, "fq": self.fq.stats(), "airtime_charged_us": airtime, "rate_control": rc })
     }
 }
 
@@ -323,7 +346,7 @@ mod tests {
     #[test]
     fn aggregation_retries_and_the_blockack_window() {
         let mut p = LinuxPath::new(LinuxParams { hw_depth_single: 1, hw_depth_aggr: 1, ..params(1) }, &mut Rng::derive(1, "fq"));
-        p.add_link(0, TxVector::ht(7, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap());
+        p.add_link(0, TxVector::ht(7, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap(), None);
         let mut log = PacketLog::new(true);
         let (mut dropped, mut releases) = (Vec::new(), Vec::new());
         let be = AccessCategory::Be as usize;
@@ -350,7 +373,7 @@ mod tests {
         assert!(dropped.is_empty());
         // Never complete `next`: the window (64 from seq 4) caps what the driver may form.
         let mut big = LinuxPath::new(LinuxParams { hw_depth_single: 100, hw_depth_aggr: 100, ..params(100) }, &mut Rng::derive(1, "fq"));
-        big.add_link(0, TxVector::ht(7, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap());
+        big.add_link(0, TxVector::ht(7, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap(), None);
         for i in 0..200 {
             log.open(&pkt(100 + i));
             let mut out = PathOut { log: &mut log, dropped: &mut dropped, releases: &mut releases };

@@ -68,6 +68,8 @@ pub struct Psdu {
     pub bar: bool,
     /// PSDU length in bytes (with A-MPDU framing).
     pub psdu_len: u32,
+    /// A rate-control probe.
+    pub probe: bool,
 }
 
 /// How the hardware process of a PSDU ended.
