@@ -10,7 +10,7 @@ use crate::phy::airtime::{max_ppdu_duration, AirtimeOptions};
 use crate::phy::mcs::{PhyError, PhyStandard, TxVector, OFDM_RATES_MBPS};
 use crate::phy::timing::PhyTimings;
 use super::txpath::fifo::{FifoParams, FifoPath};
-use super::txpath::linux::{LinuxParams, LinuxPath};
+use super::txpath::linux::{AqlParams, LinuxParams, LinuxPath};
 use super::txpath::TxPath;
 use crate::queue::codel::CodelParams;
 use crate::queue::fq::FqParams;
@@ -155,7 +155,7 @@ impl BssParams {
     pub fn path(&self, cfg: &TxPathConfig, rng: &mut Rng) -> TxPath {
         match cfg {
             TxPathConfig::Fifo {} => self.fifo_path(),
-            TxPathConfig::Linux { airtime_fairness, codel, fq, hw_depth_aggr, hw_depth_single, sw_retry_limit, max_subframes, max_aggr_us, fixed_tries } => {
+            TxPathConfig::Linux { airtime_fairness, codel, fq, hw_depth_aggr, hw_depth_single, sw_retry_limit, max_subframes, max_aggr_us, fixed_tries, aql, qdisc } => {
                 let p = LinuxParams {
                     qos: self.qos,
                     ampdu: self.ampdu,
@@ -175,8 +175,13 @@ impl BssParams {
                     max_aggr_duration: SimDuration::from_us(*max_aggr_us as u64).min(self.ampdu_limits.max_duration),
                     baw: self.ampdu_limits.max_mpdus as u64,
                     fixed_tries: *fixed_tries,
+                    aql: aql.then(AqlParams::default),
                 };
-                TxPath::Linux(Box::new(LinuxPath::new(p, rng)))
+                let mut path = LinuxPath::new(p, rng);
+                if let Some(q) = qdisc {
+                    path.set_qdisc(crate::queue::AnyQueue::from_config(q, Rng::derive(rng.next_u64(), "qdisc")));
+                }
+                TxPath::Linux(Box::new(path))
             }
         }
     }
@@ -205,6 +210,8 @@ pub fn default_paths(c: &WifiConfig) -> (TxPathConfig, TxPathConfig) {
         max_subframes: 32,
         max_aggr_us: 4000,
         fixed_tries: 10,
+        aql: false,
+        qdisc: None,
     };
     let ap = c.ap_path.clone().unwrap_or(match c.profile {
         WifiProfile::Linux => linux,

@@ -276,6 +276,13 @@ pub enum TxPathConfig {
         /// Hardware tries of a fixed rate; default 10 (ath9k max_rate_tries).
         #[serde(default = "default_fixed_tries")]
         fixed_tries: u8,
+        /// Airtime Queue Limits (per station 5/12 ms, interface 24 ms); default off, as on ath9k.
+        #[serde(default)]
+        aql: bool,
+        /// A qdisc on the wireless interface; default none (`noqueue`, as Linux sets up mac80211
+        /// devices). mac80211 never stops the queue, so a qdisc here only applies its AQM on the way.
+        #[serde(default)]
+        qdisc: Option<QueueConfig>,
     },
 }
 
@@ -454,6 +461,9 @@ pub struct Station {
     /// Downlink rate control at the AP for this station; default the AP's `rate_control`.
     #[serde(default)]
     pub downlink_rate_control: Option<RateControlConfig>,
+    /// Airtime-fairness weight of this station at a `linux` AP path, µs; default 256.
+    #[serde(default)]
+    pub airtime_weight_us: Option<u32>,
 }
 
 /// A full-duplex wired link; each direction has its own queue.

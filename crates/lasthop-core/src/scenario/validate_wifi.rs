@@ -25,6 +25,16 @@ pub(crate) fn check_wifi(w: &WifiConfig, loc: &Loc, is: &mut Issues) {
     }
     let (ap_path, _) = crate::mac::config::default_paths(w);
     check_adaptive(w, &w.rate_control, &ap_path, &loc.key("rate_control"), is);
+    for (key, path) in [("ap_path", &w.ap_path), ("sta_path", &w.sta_path)] {
+        if let Some(TxPathConfig::Linux { qdisc: Some(q), hw_depth_aggr, hw_depth_single, max_subframes, .. }) = path {
+            super::validate::check_queue(q, &loc.key(key).key("qdisc"), is);
+            for (k, v) in [("hw_depth_aggr", hw_depth_aggr), ("hw_depth_single", hw_depth_single), ("max_subframes", max_subframes)] {
+                if *v == 0 {
+                    is.push(loc.key(key).key(k), "must be at least 1", json!(0));
+                }
+            }
+        }
+    }
     if w.max_nss == 0 || w.max_nss > 8 {
         is.push(loc.key("max_nss"), "must be in 1..=8", json!(w.max_nss));
     }
@@ -84,6 +94,9 @@ pub(crate) fn check_station(sc: &Scenario, s: &Station, loc: &Loc, is: &mut Issu
         Some(LastHop::Wifi(w)) => Some(w),
         _ => None,
     };
+    if s.airtime_weight_us == Some(0) {
+        is.push(loc.key("airtime_weight_us"), "must be at least 1", json!(0));
+    }
     if wifi.is_none() && ap.is_some() {
         if s.channel.is_some() {
             is.push(loc.key("channel"), "only a Wi-Fi last hop has a radio channel", json!(null));

@@ -118,6 +118,9 @@ impl Built {
                         let dl_rc_cfg = st.downlink_rate_control.as_ref().unwrap_or(&w.rate_control);
                         let dl_rc = crate::mac::config::adaptive_rate_control(w, dl_rc_cfg, Rng::derive(seed, &format!("wifi/{}->{}/ratectl", ap.name, st.name))).expect("validated");
                         params.add_link(&mut wifi_nodes[ap_w].path, wifi_links.len() as u32, dl_txv, dl_rc);
+                        if let (Some(wt), crate::mac::txpath::TxPath::Linux(p)) = (st.airtime_weight_us, &mut wifi_nodes[ap_w].path) {
+                            p.set_weight(p.num_links() - 1, wt as i64);
+                        }
                         wifi_links.push(LinkSpec { tx: ap_id, rx: sid, txv: dl_txv, channel: channel.clone() });
                         let ul_rc_cfg = st.rate_control.as_ref().unwrap_or(&w.rate_control);
                         let ul_rc = crate::mac::config::adaptive_rate_control(w, ul_rc_cfg, Rng::derive(seed, &format!("wifi/{}->{}/ratectl", st.name, ap.name))).expect("validated");

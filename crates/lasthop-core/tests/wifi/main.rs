@@ -183,3 +183,30 @@ fn ping_round_trip_over_wired_links() {
     }
     assert_eq!(f.delivered_packets + f.in_flight_packets, 40);
 }
+
+/// On a link where every attempt fails (MCS7 at 8 dB: preamble detected, payload lost), the hardware
+/// walks the whole 10-try chain (XRETRY), the driver retries the subframes in software and drops them
+/// after 30 hardware attempts: nothing is delivered.
+#[test]
+fn linux_path_exhausts_the_retry_chain_then_drops() {
+    let s = "duration_s = 2\n[[servers]]\nname = \"srv\"\n[[aps]]\nname = \"ap\"\nlast_hop = { type = \"wifi\", rate_control = { type = \"fixed\", mcs = 7 } }\n\
+             [[stations]]\nname = \"sta\"\nchannel = { type = \"fixed_snr\", snr_db = 8 }\n[[links]]\na = \"srv\"\nb = \"ap\"\nrate_mbps = 100\n\
+             [[flows]]\ntype = \"udp_cbr\"\nfrom = \"srv\"\nto = \"sta\"\nrate_mbps = 20\n";
+    let out = run(s, 1);
+    assert_eq!(out.flows[0].delivered_packets, 0);
+    assert!(out.flows[0].dropped_packets > 50, "{}", out.flows[0].dropped_packets);
+    let ap = &out.components["wifi"]["nodes"][0];
+    assert!(ap["mac"]["xretries"].as_u64().unwrap() > 0);
+    let drv = &ap["path"]["driver"];
+    assert!(drv["sw_retries"].as_u64().unwrap() > 0);
+    assert!(drv["sw_retry_drops"].as_u64().unwrap() + drv["single_frame_drops"].as_u64().unwrap() > 50);
+    // Every failed PPDU was one hardware attempt: 10 per chain, 30 per subframe before the drop.
+    let link = &out.components["wifi"]["links"][0]["stats"];
+    let (sent, failed) = (link["ppdus"].as_u64().unwrap(), link["ppdus_failed"].as_u64().unwrap());
+    assert!(sent - failed <= 1, "all failed but the one on the air at the end: {sent} {failed}");
+    // The rest are CoDel's drops in the TXQ, where the 20 Mbit/s backlog waits.
+    use lasthop_core::stats::DropReason;
+    let reasons: Vec<u8> = out.packets.drop_reason.iter().copied().filter(|&r| r != 0).collect();
+    assert!(reasons.iter().all(|&r| r == DropReason::RetryLimit as u8 || r == DropReason::Aqm as u8));
+    assert!(reasons.iter().filter(|&&r| r == DropReason::RetryLimit as u8).count() > 50);
+}

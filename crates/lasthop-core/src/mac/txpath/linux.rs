@@ -24,6 +24,7 @@ use crate::phy::airtime::{ppdu_duration_with, AirtimeOptions};
 use crate::phy::ampdu_len::ampdu_len_with;
 use crate::phy::mcs::{Band, TxVector};
 use crate::queue::codel::CodelParams;
+use crate::queue::AnyQueue;
 use crate::ratectl::{AnyRateControl, RateControl, RateEntry, RateSet};
 use crate::queue::fq::{Fq, FqParams, TinId};
 use crate::rng::Rng;
@@ -54,6 +55,25 @@ pub struct LinuxParams {
     pub baw: u64,
     /// Tries of the fixed rate in hardware (ath9k max_rate_tries 10).
     pub fixed_tries: u8,
+    /// Airtime Queue Limits, if the driver enables them (ath9k does not).
+    pub aql: Option<AqlParams>,
+}
+
+/// AQL limits (`wifi-model.md` §5.5; Linux defaults since 5.9).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AqlParams {
+    /// Per-station low limit, µs (5000).
+    pub low_us: u64,
+    /// Per-station high limit, µs (12000).
+    pub high_us: u64,
+    /// Interface threshold, µs (24000).
+    pub threshold_us: u64,
+}
+
+impl Default for AqlParams {
+    fn default() -> Self {
+        AqlParams { low_us: 5_000, high_us: 12_000, threshold_us: 24_000 }
+    }
 }
 
 #[derive(Debug)]
@@ -63,6 +83,8 @@ struct Txq {
     next_seq: u64,
     /// Sequence numbers handed to the hardware and not yet completed.
     in_hw: Vec<u64>,
+    /// AQL: estimated airtime (µs) of this TXQ's frames in the driver and hardware.
+    pending_us: u64,
 }
 
 #[derive(Debug)]
@@ -95,6 +117,10 @@ pub struct LinuxPath {
     hw_count: Vec<(usize, usize)>,
     stats: LinuxStats,
     drops: Vec<crate::queue::Dropped>,
+    /// The qdisc on the wireless interface (`None` = noqueue).
+    qdisc: Option<AnyQueue>,
+    /// AQL: estimated airtime pending over the whole interface, µs.
+    aql_total_us: u64,
 }
 
 impl LinuxPath {
@@ -108,14 +134,35 @@ impl LinuxPath {
             links: Vec::new(),
             stats: LinuxStats::default(),
             drops: Vec::new(),
+            qdisc: None,
+            aql_total_us: 0,
             p,
+        }
+    }
+
+    /// Puts a qdisc on the wireless interface. mac80211 never stops the netdev queue of a TXQ driver,
+    /// so each packet passes straight through it into mac80211 (which is why Linux defaults to
+    /// `noqueue` here); its AQM still sees every packet.
+    pub fn set_qdisc(&mut self, q: AnyQueue) {
+        self.qdisc = Some(q);
+    }
+
+    /// Number of station links.
+    pub fn num_links(&self) -> usize {
+        self.links.len()
+    }
+
+    /// Sets a station's airtime weight (µs; default 256).
+    pub fn set_weight(&mut self, link: usize, weight_us: i64) {
+        for a in self.afs.iter_mut() {
+            a.set_weight(link, weight_us);
         }
     }
 
     /// Adds a station link (medium link `id`) sent with a fixed rate, or by `rc` when given.
     pub fn add_link(&mut self, id: u32, txv: TxVector, rc: Option<AnyRateControl>) {
         let nq = self.hwq.len();
-        let txqs = (0..nq).map(|_| Txq { tin: self.fq.add_tin(self.p.codel), retry: VecDeque::new(), next_seq: 0, in_hw: Vec::new() }).collect();
+        let txqs = (0..nq).map(|_| Txq { tin: self.fq.add_tin(self.p.codel), retry: VecDeque::new(), next_seq: 0, in_hw: Vec::new(), pending_us: 0 }).collect();
         self.links.push(LinuxLink { id, chain: RateChain::single(txv, self.p.fixed_tries), rc, txqs });
         let n = self.links.len();
         for a in self.afs.iter_mut() {
@@ -139,6 +186,26 @@ impl LinuxPath {
     }
 
     pub fn enqueue(&mut self, now: SimTime, link: usize, ac: usize, pkt: Packet, out: &mut PathOut<'_>) {
+        let pkt = match self.qdisc.as_mut() {
+            None => pkt,
+            Some(q) => {
+                out.log.stamp(pkt.id, Stage::QdiscEnq, now);
+                let r = q.enqueue(now, pkt);
+                q.drain_drops(&mut self.drops);
+                if let Err(d) = r {
+                    self.drops.push(d);
+                }
+                let p = q.dequeue(now, &mut self.drops);
+                self.flush_drops(out);
+                match p {
+                    Some(p) => {
+                        out.log.stamp(p.id, Stage::QdiscDeq, now);
+                        p
+                    }
+                    None => return,
+                }
+            }
+        };
         let tin = self.links[link].txqs[ac].tin;
         out.log.stamp(pkt.id, Stage::TxqEnq, now);
         self.fq.enqueue(now, tin, pkt, &mut self.drops);
@@ -147,6 +214,16 @@ impl LinuxPath {
             self.afs[ac].activate(link);
         }
         self.schedule(now, ac, out);
+    }
+
+    /// AQL's airtime estimate of one MPDU at the chain's first rate, µs (0 without AQL). mac80211
+    /// divides the per-PPDU overhead by an assumed aggregation; here the MPDU's data-symbol time alone
+    /// stands for that (approximation).
+    fn aql_estimate_us(&self, chain: &RateChain, len: u32) -> u64 {
+        if self.p.aql.is_none() {
+            return 0;
+        }
+        chain.get(0).map_or(0, |(txv, _)| (len as u64 * 8 * 1_000_000).div_ceil(txv.data_rate().bps()).clamp(4, 4092))
     }
 
     pub fn pending(&self, ac: usize) -> bool {
@@ -209,6 +286,12 @@ impl LinuxPath {
                     if txq.next_seq >= baw_start + self.p.baw {
                         break; // the BlockAck window is full
                     }
+                    if let Some(a) = self.p.aql {
+                        let ok = txq.pending_us < a.low_us || (self.aql_total_us < a.threshold_us && txq.pending_us < a.high_us);
+                        if !ok {
+                            break; // AQL: this station has enough airtime queued below mac80211
+                        }
+                    }
                     let tin = txq.tin;
                     let Some(pkt) = self.fq.dequeue(now, tin, &mut self.drops) else { break };
                     out.log.stamp(pkt.id, Stage::TxqDeq, now);
@@ -223,7 +306,10 @@ impl LinuxPath {
             if !mpdus.is_empty() && (new_len > self.p.max_ampdu_bytes || ppdu_duration_with(&slowest, new_len, band, opts) > self.p.max_aggr_duration) {
                 break;
             }
+            let est = self.aql_estimate_us(&chain, next.len);
+            self.aql_total_us += est;
             let txq = &mut self.links[li].txqs[ac];
+            txq.pending_us += est;
             let m = txq.retry.pop_front().expect("peeked");
             txq.in_hw.push(m.seq);
             out.log.stamp(m.pkt.id, Stage::HwEnq, now);
@@ -271,7 +357,10 @@ impl LinuxPath {
             let acked = st.received.iter().filter(|&&r| r).count() as u16;
             rc.on_tx_status(now, &rs.report(st.attempts, psdu.mpdus.len() as u16, acked));
         }
+        let est: u64 = psdu.mpdus.iter().map(|m| self.aql_estimate_us(&psdu.chain, m.len)).sum();
+        self.aql_total_us -= est;
         let txq = &mut self.links[li].txqs[ac];
+        txq.pending_us -= est;
         let mut back = Vec::new();
         for (i, m) in psdu.mpdus.iter().enumerate() {
             txq.in_hw.retain(|&s| s != m.seq);
@@ -333,6 +422,7 @@ mod tests {
             max_aggr_duration: SimDuration::from_us(4000),
             baw: 64,
             fixed_tries: 10,
+            aql: None,
         }
     }
 
@@ -381,5 +471,26 @@ mod tests {
         }
         let queued: usize = big.hwq[be].iter().map(|x| x.mpdus.len()).sum();
         assert_eq!(queued, 64, "one BlockAck window");
+    }
+
+    /// With AQL a station stops feeding the driver once its estimated airtime in flight passes the
+    /// high limit (here: 12 ms ≈ 17 MPDUs of 1538 B at 13 Mbit/s), far below the BlockAck window.
+    #[test]
+    fn aql_limits_airtime_below_mac80211() {
+        let mut p = LinuxPath::new(LinuxParams { hw_depth_single: 100, hw_depth_aggr: 100, aql: Some(AqlParams::default()), ..params(100) }, &mut Rng::derive(1, "fq"));
+        p.add_link(0, TxVector::ht(1, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap(), None);
+        let mut log = PacketLog::new(true);
+        let (mut dropped, mut releases) = (Vec::new(), Vec::new());
+        let be = AccessCategory::Be as usize;
+        for i in 0..200 {
+            log.open(&pkt(i));
+            let mut out = PathOut { log: &mut log, dropped: &mut dropped, releases: &mut releases };
+            p.enqueue(SimTime::from_us(i), 0, be, pkt(i), &mut out);
+        }
+        let queued: usize = p.hwq[be].iter().map(|x| x.mpdus.len()).sum();
+        // 1538 B at 13 Mbit/s = 947 µs each: below 5 ms always allowed, then up to the 12 ms high limit.
+        assert_eq!(queued, 13, "{queued}");
+        assert!(p.links[0].txqs[be].pending_us >= 12_000);
+        assert_eq!(p.fq.tin_backlog_packets(p.links[0].txqs[be].tin), 200 - 13);
     }
 }
