@@ -18,3 +18,14 @@ def test_example_runs(path: Path) -> None:
     res = lasthop.run(short, seed=1)
     assert len(res.flows) == len(sc.to_dict()["flows"])
     assert res.flows["delivered_packets"].sum() > 0
+
+
+def test_component_stats_as_dataframes() -> None:
+    sc = lasthop.Scenario.load(Path(__file__).parent.parent / "examples" / "wifi_home.toml")
+    res = lasthop.run(sc.replace(duration_s=2.0, warmup_s=0.0), seed=1)
+    st = res.stats
+    assert {"links", "wifi_links", "wifi_nodes"} <= set(st)
+    wl = st["wifi_links"]
+    assert list(wl["link"]) == ["ap->laptop", "laptop->ap", "ap->phone", "phone->ap"]
+    assert (wl["stats.airtime_ns"] >= 0).all() and wl["stats.ppdus"].sum() > 0
+    assert "mac.collisions" in st["wifi_nodes"].columns

@@ -66,6 +66,22 @@ class RunResult:
         return self._packets
 
     @property
+    def stats(self) -> dict[str, pd.DataFrame]:
+        """Per-component counters as DataFrames (flattened column names like ``stats.ppdus``):
+        ``"links"`` (wired pipes and the stand-in last hop), and for a Wi-Fi last hop ``"wifi_links"``
+        (one row per transmitter → receiver: PPDUs, MPDUs, airtime, rate) and ``"wifi_nodes"`` (one row
+        per node: MAC counters, contention windows, transmit-path counters incl. rate-control tables)."""
+        import pandas as pd
+
+        comp = self.summary.get("components", {})
+        out = {"links": pd.json_normalize(comp.get("links") or [])}
+        wifi = comp.get("wifi") or {}
+        if wifi:
+            out["wifi_links"] = pd.json_normalize(wifi.get("links") or [])
+            out["wifi_nodes"] = pd.json_normalize(wifi.get("nodes") or [], max_level=2)
+        return out
+
+    @property
     def seed(self) -> int:
         return int(self.summary["seed"])
 

@@ -100,15 +100,15 @@ def ieee_txtime_ns(tx: dict[str, Any], n_es: int, length: int, sgi_round4: bool 
     tail = 0 if tx.get("ldpc") else 6 * n_es
     n_sym = ceil((16 + 8 * length + tail) / n_dbps) if length else 0
     if std == "ofdm":
-        return 20_000 + n_sym * 4_000
+        return int(20_000 + n_sym * 4_000)
     if std == "he":
-        return (44_000 if nss == 1 else 36_000 + 8_000 * _N_LTF[nss - 1]) + n_sym * (12_800 + gi)
+        return int((44_000 if nss == 1 else 36_000 + 8_000 * _N_LTF[nss - 1]) + n_sym * (12_800 + gi))
     data = n_sym * (3_200 + gi)
     if gi == 400 and sgi_round4:
         data = ceil(data / 4_000) * 4_000
     ltf = 4_000 * _N_LTF[nss - 1]
     pre = 8_000 + 8_000 + 4_000 + 8_000 + 4_000 + ltf + (4_000 if std == "vht" else 0)
-    return pre + data
+    return int(pre + data)
 
 
 @command.command("airtime")
