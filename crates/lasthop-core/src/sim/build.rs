@@ -11,12 +11,36 @@ use crate::link::{Pipe, PipeTarget, Server};
 use crate::packet::NodeId;
 use crate::queue::AnyQueue;
 use crate::rng::Rng;
-use crate::scenario::{Flow, LastHop, Scenario};
+use crate::scenario::{Flow, LastHop, QueueConfig, Scenario};
 use crate::stats::{FlowTracker, PacketLog};
 use crate::time::{SimDuration, SimTime};
 use crate::units::BitRate;
 
 pub(crate) struct Built;
+
+/// The two pipes of a non-802.11 last hop: a shared downlink from the AP (drained by `down`) and a
+/// shared uplink to it at rate `up`, each with its own copy of `queue`. Returns (down, up) indices.
+#[allow(clippy::too_many_arguments)]
+fn stand_in_pipes(pipes: &mut Vec<Pipe>, ap: &str, ap_id: NodeId, down: Server, up: BitRate, delay: SimDuration, queue: &QueueConfig, seed: u64) -> (u32, u32) {
+    let d = pipes.len() as u32;
+    let name = format!("{ap}->stations");
+    let q = AnyQueue::from_config(queue, Rng::derive(seed, &format!("{name}/queue")));
+    pipes.push(Pipe::new(name, q, down, delay, PipeTarget::Destination, true));
+    let name = format!("stations->{ap}");
+    let q = AnyQueue::from_config(queue, Rng::derive(seed, &format!("{name}/queue")));
+    pipes.push(Pipe::new(name, q, Server::Fixed(up), delay, PipeTarget::Node(ap_id), true));
+    (d, d + 1)
+}
+
+/// Routes every station of AP `ai` through the (down, up) pipes.
+fn connect_stations(pipe_between: &mut [Vec<Option<Hop>>], nodes: &[(String, NodeRole)], ai: usize, ap_id: NodeId, (down, up): (u32, u32)) {
+    for (si, (_, role)) in nodes.iter().enumerate() {
+        if *role == (NodeRole::Station { ap: ai }) {
+            pipe_between[ap_id as usize][si] = Some(Hop::Pipe(down));
+            pipe_between[si][ap_id as usize] = Some(Hop::Pipe(up));
+        }
+    }
+}
 
 fn secs(s: f64) -> SimTime {
     SimTime(SimDuration::from_secs_f64(s).expect("validated").as_ns())
@@ -53,50 +77,14 @@ impl Built {
             let ap_id = topology::ap_node(sc, ai);
             match &ap.last_hop {
                 LastHop::Wired { rate_mbps, uplink_rate_mbps, delay_ms, queue } => {
-                    let down = pipes.len() as u32;
-                    pipes.push(Pipe::new(
-                        format!("{}->stations", ap.name),
-                        AnyQueue::from_config(queue, Rng::derive(seed, &format!("{}->stations/queue", ap.name))),
-                        Server::Fixed(mbps(*rate_mbps)),
-                        millis(*delay_ms),
-                        PipeTarget::Destination,
-                        true,
-                    ));
-                    let up = pipes.len() as u32;
-                    pipes.push(Pipe::new(
-                        format!("stations->{}", ap.name),
-                        AnyQueue::from_config(queue, Rng::derive(seed, &format!("stations->{}/queue", ap.name))),
-                        Server::Fixed(mbps(uplink_rate_mbps.unwrap_or(*rate_mbps))),
-                        millis(*delay_ms),
-                        PipeTarget::Node(ap_id),
-                        true,
-                    ));
-                    for (si, (_, role)) in nodes.iter().enumerate() {
-                        if *role == (NodeRole::Station { ap: ai }) {
-                            pipe_between[ap_id as usize][si] = Some(Hop::Pipe(down));
-                            pipe_between[si][ap_id as usize] = Some(Hop::Pipe(up));
-                        }
-                    }
+                    let up = mbps(uplink_rate_mbps.unwrap_or(*rate_mbps));
+                    let hops = stand_in_pipes(&mut pipes, &ap.name, ap_id, Server::Fixed(mbps(*rate_mbps)), up, millis(*delay_ms), queue, seed);
+                    connect_stations(&mut pipe_between, &nodes, ai, ap_id, hops);
                 }
                 LastHop::CapacityTrace { trace, format, delay_ms, uplink_rate_mbps, queue } => {
                     let server = crate::link::trace_server(trace, *format).expect("validated");
-                    let down = pipes.len() as u32;
-                    pipes.push(Pipe::new(format!("{}->stations", ap.name), AnyQueue::from_config(queue, Rng::derive(seed, &format!("{}->stations/queue", ap.name))), server, millis(*delay_ms), PipeTarget::Destination, true));
-                    let up = pipes.len() as u32;
-                    pipes.push(Pipe::new(
-                        format!("stations->{}", ap.name),
-                        AnyQueue::from_config(queue, Rng::derive(seed, &format!("stations->{}/queue", ap.name))),
-                        Server::Fixed(mbps(*uplink_rate_mbps)),
-                        millis(*delay_ms),
-                        PipeTarget::Node(ap_id),
-                        true,
-                    ));
-                    for (si, (_, role)) in nodes.iter().enumerate() {
-                        if *role == (NodeRole::Station { ap: ai }) {
-                            pipe_between[ap_id as usize][si] = Some(Hop::Pipe(down));
-                            pipe_between[si][ap_id as usize] = Some(Hop::Pipe(up));
-                        }
-                    }
+                    let hops = stand_in_pipes(&mut pipes, &ap.name, ap_id, server, mbps(*uplink_rate_mbps), millis(*delay_ms), queue, seed);
+                    connect_stations(&mut pipe_between, &nodes, ai, ap_id, hops);
                 }
                 LastHop::Wifi(w) => {
                     let bss = wifi_bss.len();
