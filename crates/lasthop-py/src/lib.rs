@@ -109,7 +109,7 @@ fn run<'py>(
     }
     cols.set_item("drop_reason", ("|u1", PyBytes::new(py, &log.drop_reason)))?;
     d.set_item("packets", cols)?;
-    let reasons: Vec<&str> = (0u8..=4).map(|r| drop_name(r)).collect();
+    let reasons: Vec<&str> = (0u8..=4).map(drop_name).collect();
     d.set_item("drop_reasons", reasons)?;
     let json = py.import("json")?;
     let flows = serde_json::to_string(&out.flows).expect("flows serialize");
@@ -132,7 +132,8 @@ fn saturation<'py>(py: Python<'py>, scenario: &str, n: u32, seed: u64, warmup_s:
     if !validate::saturation::SCENARIOS.contains(&scenario) {
         return Err(PyValueError::new_err(format!("unknown scenario '{scenario}'; known: {}", validate::saturation::SCENARIOS.join(", "))));
     }
-    if n == 0 || !(warmup_s >= 0.0) || !(measure_s > 0.0) {
+    let valid = |x: f64, min: f64| x.is_finite() && x >= min;
+    if n == 0 || !valid(warmup_s, 0.0) || !valid(measure_s, f64::MIN_POSITIVE) {
         return Err(PyValueError::new_err("n must be ≥ 1, warmup_s ≥ 0 and measure_s > 0"));
     }
     let name = scenario.to_string();
