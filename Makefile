@@ -59,7 +59,8 @@ build: $(STAMPS)/installed
 	@$(PY) -c "import lasthop._lasthop" || { echo "building the native module failed" >&2; exit 1; }
 
 rust-test:
-	@echo "rust-test: cargo test (release)"
+	@echo "rust-test: cargo clippy -D warnings, then cargo test (release)"
+	@$(CARGO) clippy --quiet --release --workspace --all-targets -- -D warnings
 	@$(CARGO) test --quiet --release --workspace --exclude lasthop-py
 
 py-test:
