@@ -26,4 +26,21 @@ pub struct Packet {
     pub sent: SimTime,
     /// When it entered the queue it currently sits in (sojourn time for AQMs).
     pub enqueued: SimTime,
+    /// Transport header fields (no payload is ever modelled).
+    pub hdr: Hdr,
+}
+
+/// Transport-layer header fields a packet carries.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Hdr {
+    /// Plain UDP/ICMP: nothing beyond the IP header's fields above.
+    #[default]
+    None,
+    /// A TCP segment: `seq` is the first payload byte (0 for a pure ACK), `len` the payload bytes,
+    /// `ack` the cumulative acknowledgement, `ts_echo` the send time of the segment this ACK answers.
+    Tcp { seq: u64, len: u32, ack: u64, ts_echo: SimTime },
+    /// An RTP media packet (or an FEC repair packet) with its transport-wide sequence number.
+    Rtp { twcc: u32, frame: u32, index: u16, count: u16, fec: bool, rtx: bool },
+    /// RTCP: `report` indexes the run's table of feedback messages (TWCC, NACK).
+    Rtcp { report: u32 },
 }

@@ -27,7 +27,7 @@ fn wifi_config(extra: &str) -> WifiConfig {
 }
 
 fn pkt(id: u64, src: NodeId, dst: NodeId) -> Packet {
-    Packet { id, flow: 0, seq: id, size: 1500, src, dst, dscp: 0, sent: SimTime::ZERO, enqueued: SimTime::ZERO }
+    Packet { id, flow: 0, seq: id, size: 1500, src, dst, dscp: 0, sent: SimTime::ZERO, enqueued: SimTime::ZERO, hdr: Default::default() }
 }
 
 /// A medium with an AP (node 0) and one station (node 1) at `snr_db`; downlink at HT MCS `dl`, uplink

@@ -209,6 +209,7 @@ impl World {
             dscp: s.dscp,
             sent: now,
             enqueued: now,
+            hdr: crate::packet::Hdr::None,
         };
         s.seq += 1;
         self.next_packet_id += 1;
