@@ -38,6 +38,7 @@ pub mod link;
 pub mod packet;
 pub mod queue;
 pub mod ratectl;
+pub mod rtc;
 pub mod scenario;
 pub mod sim;
 pub mod stats;
