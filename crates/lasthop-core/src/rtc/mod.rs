@@ -6,6 +6,7 @@
 
 pub mod fec;
 pub mod frames;
+pub mod pacer;
 pub mod rtp;
 
 /// An RTC parameter out of its valid range; `field` is spelled as in the params struct.
