@@ -8,6 +8,7 @@ pub mod fec;
 pub mod frames;
 pub mod pacer;
 pub mod rtp;
+pub mod twcc;
 
 /// An RTC parameter out of its valid range; `field` is spelled as in the params struct.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
