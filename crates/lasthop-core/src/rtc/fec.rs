@@ -239,6 +239,7 @@ impl FecEncoder {
                 overhead_bytes: media[0].overhead_bytes,
                 capture_time: frame.capture_time,
                 retransmission: false,
+                probe_cluster: None,
                 payload: Payload::Repair(header),
             });
             self.next_seq += 1;

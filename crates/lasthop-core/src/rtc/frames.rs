@@ -284,6 +284,7 @@ pub fn packetize(
                 overhead_bytes: overhead,
                 capture_time,
                 retransmission: false,
+                probe_cluster: None,
                 payload: Payload::Media(header),
             }
         })

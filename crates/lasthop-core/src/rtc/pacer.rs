@@ -19,11 +19,18 @@
 //! when empty); [`Pacer::pop`] returns it if that time has come. Call `pop` until `None` after every
 //! wake-up.
 //!
-//! Not modelled: probing and padding (no probe clusters, no padding when the encoder undershoots),
-//! libwebrtc's 500 ms cap on the debt, audio priority, and the pacer's process-thread granularity (we
-//! release at the exact nanosecond).
+//! Bandwidth probes (libwebrtc `BitrateProber`): [`Pacer::create_probe_cluster`] queues a
+//! [`ProbeCluster`] requested by GCC's probe controller. An active cluster sends packets at its own rate,
+//! `start + bytes_sent / rate`, ignoring the pacing rate: queued packets first, padding
+//! ([`Payload::Padding`], `min_bytes / min_packets` payload, at most 1200 bytes) when the queue is empty;
+//! every packet carries the cluster id. The cluster ends once it has sent both `min_bytes` and
+//! `min_packets`. Probe packets are not charged to the media debt (libwebrtc charges them and caps the
+//! debt at 500 ms; not charging keeps a large probe from stalling media behind it).
+//!
+//! Not modelled: padding when the encoder undershoots, libwebrtc's 500 ms cap on the debt, audio
+//! priority, and the pacer's process-thread granularity (we release at the exact nanosecond).
 
-use super::rtp::RtpPacket;
+use super::rtp::{Payload, RtpPacket, DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_OVERHEAD_BYTES};
 use super::{check, RtcParamError};
 use crate::time::{SimDuration, SimTime};
 use crate::units::BitRate;
@@ -66,6 +73,27 @@ pub struct PacerStats {
     pub retransmissions_sent: u64,
     /// Packets that left faster than the pacing rate because the queue was too long.
     pub drained_fast: u64,
+    /// Packets sent in probe clusters (media and padding).
+    pub probe_packets: u64,
+    pub padding_packets: u64,
+    pub padding_bytes: u64,
+}
+
+/// A bandwidth probe: send at `rate` until at least `min_bytes` and `min_packets` have left.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProbeCluster {
+    pub id: u32,
+    pub rate: BitRate,
+    pub min_bytes: u64,
+    pub min_packets: u32,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct ActiveProbe {
+    cluster: ProbeCluster,
+    start: SimTime,
+    bytes: u64,
+    packets: u32,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -87,6 +115,10 @@ pub struct Pacer {
     /// Sum of the enqueue times of queued packets, ns (for the average wait).
     enqueue_sum_ns: u128,
     next_transport_seq: u64,
+    /// Requested clusters with their creation time, and the one being sent.
+    probes: VecDeque<(ProbeCluster, SimTime)>,
+    active_probe: Option<ActiveProbe>,
+    next_padding_seq: u64,
     stats: PacerStats,
 }
 
@@ -104,6 +136,9 @@ impl Pacer {
             queued_bytes: 0,
             enqueue_sum_ns: 0,
             next_transport_seq: 0,
+            probes: VecDeque::new(),
+            active_probe: None,
+            next_padding_seq: 0,
             stats: PacerStats::default(),
         }
     }
@@ -140,30 +175,99 @@ impl Pacer {
         self.rtx.front().or(self.media.front())
     }
 
-    /// Earliest time the head packet may leave; `None` when the queue is empty.
-    pub fn next_release(&self) -> Option<SimTime> {
-        self.head().map(|q| q.enqueued.max(self.debt_free_at))
+    /// Queues a bandwidth probe requested at `now`; clusters are sent one after the other.
+    pub fn create_probe_cluster(&mut self, now: SimTime, cluster: ProbeCluster) {
+        self.probes.push_back((cluster, now));
     }
 
-    /// Sends the head packet if its time has come: assigns its transport-wide sequence number and
-    /// charges its size to the debt.
+    /// When the next probe packet is due, if a probe is active or queued.
+    fn next_probe(&self) -> Option<SimTime> {
+        match (&self.active_probe, self.probes.front()) {
+            (Some(a), _) => Some(a.start + a.cluster.rate.tx_time(a.bytes)),
+            (None, Some((_, created))) => Some(*created),
+            (None, None) => None,
+        }
+    }
+
+    /// Earliest time the next packet may leave (a probe packet, or the head packet at the pacing
+    /// rate); `None` when nothing is queued and no probe is pending.
+    pub fn next_release(&self) -> Option<SimTime> {
+        let paced = self.head().map(|q| q.enqueued.max(self.debt_free_at));
+        match (paced, self.next_probe()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Sends the next packet if its time has come: assigns its transport-wide sequence number and
+    /// charges its size to the debt (probe packets are not charged).
     pub fn pop(&mut self, now: SimTime) -> Option<RtpPacket> {
-        if self.next_release()? > now {
+        if self.next_probe().is_some_and(|t| t <= now) {
+            return Some(self.pop_probe(now));
+        }
+        if self.head()?.enqueued.max(self.debt_free_at) > now {
             return None;
         }
         let rate = self.effective_rate(now);
+        let packet = self.dequeue()?;
+        self.debt_free_at = self.debt_free_at.max(now) + rate.tx_time(packet.wire_bytes());
+        self.stats.drained_fast += (rate > self.rate) as u64;
+        Some(self.stamp(packet))
+    }
+
+    fn dequeue(&mut self) -> Option<RtpPacket> {
         let q = self.rtx.pop_front().or_else(|| self.media.pop_front())?;
-        let mut packet = q.packet;
-        self.queued_bytes -= packet.wire_bytes();
+        self.queued_bytes -= q.packet.wire_bytes();
         self.enqueue_sum_ns -= q.enqueued.as_ns() as u128;
+        Some(q.packet)
+    }
+
+    /// Assigns the transport sequence number and counts the packet.
+    fn stamp(&mut self, mut packet: RtpPacket) -> RtpPacket {
         packet.transport_seq = Some(self.next_transport_seq);
         self.next_transport_seq += 1;
-        self.debt_free_at = self.debt_free_at.max(now) + rate.tx_time(packet.wire_bytes());
         self.stats.packets_sent += 1;
         self.stats.bytes_sent += packet.wire_bytes();
         self.stats.retransmissions_sent += packet.retransmission as u64;
-        self.stats.drained_fast += (rate > self.rate) as u64;
-        Some(packet)
+        packet
+    }
+
+    /// One packet of the active (or next) probe cluster: queued media first, else padding.
+    fn pop_probe(&mut self, now: SimTime) -> RtpPacket {
+        let mut probe = match self.active_probe.take() {
+            Some(a) => a,
+            None => {
+                let (cluster, _) = self.probes.pop_front().expect("a probe is due");
+                ActiveProbe { cluster, start: now, bytes: 0, packets: 0 }
+            }
+        };
+        let mut packet = self.dequeue().unwrap_or_else(|| self.padding(&probe.cluster, now));
+        packet.probe_cluster = Some(probe.cluster.id);
+        probe.bytes += packet.wire_bytes();
+        probe.packets += 1;
+        if probe.bytes < probe.cluster.min_bytes || probe.packets < probe.cluster.min_packets {
+            self.active_probe = Some(probe);
+        }
+        self.stats.probe_packets += 1;
+        self.stamp(packet)
+    }
+
+    fn padding(&mut self, cluster: &ProbeCluster, now: SimTime) -> RtpPacket {
+        let size = (cluster.min_bytes / cluster.min_packets.max(1) as u64).clamp(1, DEFAULT_MAX_PAYLOAD_BYTES as u64);
+        let seq = self.next_padding_seq;
+        self.next_padding_seq += 1;
+        self.stats.padding_packets += 1;
+        self.stats.padding_bytes += size + DEFAULT_OVERHEAD_BYTES as u64;
+        RtpPacket {
+            seq,
+            transport_seq: None,
+            payload_bytes: size as u32,
+            overhead_bytes: DEFAULT_OVERHEAD_BYTES,
+            capture_time: now,
+            retransmission: false,
+            probe_cluster: None,
+            payload: Payload::Padding,
+        }
     }
 
     /// The pacing rate, raised when the queue cannot drain within `max_queue_time_ms`.
@@ -270,6 +374,39 @@ mod tests {
         // 1248 µs of debt at 8 Mbit/s; halfway through, the target doubles: 624 µs left become 312.
         p.set_target(SimTime::from_us(624), BitRate::from_kbps(6_400));
         assert_eq!(p.next_release(), Some(SimTime::from_us(936)));
+    }
+
+    #[test]
+    fn probe_clusters_send_media_then_padding_at_the_probe_rate() {
+        // Pace 800 kbit/s; a 9.6 Mbit/s probe of at least 6000 B and 5 packets, with two packets queued.
+        let mut p = Pacer::new(PacerParams::default(), BitRate::from_kbps(320));
+        for pkt in frame(0, 2_400) {
+            p.push(SimTime::ZERO, pkt);
+        }
+        let cluster = ProbeCluster { id: 7, rate: BitRate::from_kbps(9_600), min_bytes: 6_000, min_packets: 5 };
+        p.create_probe_cluster(SimTime::from_ms(1), cluster);
+        assert_eq!(p.next_release(), Some(SimTime::ZERO));
+        let first = p.pop(SimTime::ZERO).unwrap();
+        assert_eq!(first.probe_cluster, None);
+        // At 1 ms the probe starts with the one queued packet (1248 B take 1.04 ms at 9.6 Mbit/s), then
+        // padding of 6000 / 5 = 1200 B payload (1248 B on the wire): 1248 · 5 = 6240 ≥ 6000 after 5.
+        let mut sent = vec![];
+        while let Some(t) = p.next_release() {
+            let pkt = p.pop(t).unwrap();
+            sent.push((t.as_ns() / 1_000, pkt.probe_cluster, matches!(pkt.payload, Payload::Padding), pkt.wire_bytes()));
+        }
+        assert_eq!(
+            sent,
+            vec![
+                (1_000, Some(7), false, 1_248),
+                (2_040, Some(7), true, 1_248),
+                (3_080, Some(7), true, 1_248),
+                (4_120, Some(7), true, 1_248),
+                (5_160, Some(7), true, 1_248),
+            ]
+        );
+        assert_eq!((p.stats().probe_packets, p.stats().padding_packets), (5, 4));
+        assert_eq!(sent.len() + 1, p.stats().packets_sent as usize);
     }
 
     #[test]

@@ -12,6 +12,8 @@
 //!   only ever sees the OSN, so we skip the indirection).
 //! * **FEC sequence** ([`RtpPacket::seq`] of a repair packet) — FlexFEC's own stream (RFC 8627 §6.1 sends
 //!   repair packets on a separate SSRC), so a lost repair packet never shows up as a media gap.
+//! * **padding sequence** ([`RtpPacket::seq`] of a [`Payload::Padding`] packet) — the pacer's own
+//!   counter for probe padding.
 //! * **transport-wide sequence** ([`RtpPacket::transport_seq`]) — assigned by the pacer when the packet
 //!   leaves (libwebrtc `RtpSenderEgress` does it at send time, so retransmissions and repair packets get
 //!   fresh numbers), reported back in TWCC feedback.
@@ -56,6 +58,9 @@ pub enum Payload {
     Media(MediaHeader),
     /// An XOR repair packet protecting media packets of one frame.
     Repair(RepairHeader),
+    /// Padding sent by the pacer to fill a bandwidth probe when no media is queued (libwebrtc sends
+    /// it on the RTX stream); the receiver only records it for TWCC.
+    Padding,
 }
 
 /// One RTP packet of the video flow.
@@ -73,6 +78,8 @@ pub struct RtpPacket {
     pub capture_time: SimTime,
     /// This copy is a retransmission answering a NACK.
     pub retransmission: bool,
+    /// The bandwidth-probe cluster the pacer sent this packet in, if any.
+    pub probe_cluster: Option<u32>,
     pub payload: Payload,
 }
 
@@ -91,7 +98,7 @@ impl RtpPacket {
     pub fn media(&self) -> Option<&MediaHeader> {
         match &self.payload {
             Payload::Media(m) => Some(m),
-            Payload::Repair(_) => None,
+            _ => None,
         }
     }
 
@@ -99,7 +106,7 @@ impl RtpPacket {
     pub fn repair(&self) -> Option<&RepairHeader> {
         match &self.payload {
             Payload::Repair(r) => Some(r),
-            Payload::Media(_) => None,
+            _ => None,
         }
     }
 }
