@@ -6,6 +6,7 @@
 
 pub mod fec;
 pub mod frames;
+pub mod gcc;
 pub mod pacer;
 pub mod rtp;
 pub mod twcc;
