@@ -42,4 +42,5 @@ pub mod rtc;
 pub mod scenario;
 pub mod sim;
 pub mod stats;
+pub mod transport;
 pub mod validate;
