@@ -63,10 +63,13 @@
 //!   754 rounds exactly on every platform; the cube root is Newton's method (no libm), so runs stay
 //!   bit-identical across machines (STYLE 7).
 
+pub mod cubic;
+mod hystart;
 pub mod newreno;
 pub mod rate;
 
 
+pub use cubic::{Cubic, CubicParams, CubicStats};
 pub use newreno::{NewReno, NewRenoParams, NewRenoStats};
 pub use rate::{DeliveryRateEstimator, PacketDeliveryState, RateSample};
 
@@ -163,11 +166,13 @@ pub enum CcParams {
     /// RFC 5681 NewReno, as a reference.
     #[serde(rename = "newreno")]
     NewReno(NewRenoParams),
+    /// RFC 9438 Cubic (the Linux default).
+    Cubic(CubicParams),
 }
 
 impl Default for CcParams {
     fn default() -> Self {
-        CcParams::NewReno(NewRenoParams::default())
+        CcParams::Cubic(CubicParams::default())
     }
 }
 
@@ -176,6 +181,7 @@ impl CcParams {
     pub fn validate(&self) -> Result<(), CcError> {
         match self {
             CcParams::NewReno(p) => p.validate(),
+            CcParams::Cubic(p) => p.validate(),
         }
     }
 
@@ -186,6 +192,7 @@ impl CcParams {
         check(mss >= 64, "mss", "must be at least 64 bytes")?;
         Ok(match self {
             CcParams::NewReno(p) => AnyCc::NewReno(NewReno::new(p, mss)),
+            CcParams::Cubic(p) => AnyCc::Cubic(Cubic::new(p, mss)),
         })
     }
 }
@@ -194,12 +201,14 @@ impl CcParams {
 #[derive(Clone, Debug)]
 pub enum AnyCc {
     NewReno(NewReno),
+    Cubic(Cubic),
 }
 
 macro_rules! dispatch {
     ($self:ident, $c:ident => $e:expr) => {
         match $self {
             AnyCc::NewReno($c) => $e,
+            AnyCc::Cubic($c) => $e,
         }
     };
 }
@@ -286,6 +295,26 @@ impl Recovery {
 
     pub fn in_recovery(&self) -> bool {
         self.state.is_some()
+    }
+}
+
+/// Packet-timed round trips (Linux `bbr->rtt_cnt` / `next_rtt_delivered`).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct RoundCounter {
+    pub count: u64,
+    next_round_delivered: u64,
+}
+
+impl RoundCounter {
+    /// `true` if this sample starts a new round.
+    pub fn on_ack(&mut self, rs: &RateSample) -> bool {
+        if rs.prior_delivered >= self.next_round_delivered {
+            self.next_round_delivered = rs.delivered_total;
+            self.count += 1;
+            true
+        } else {
+            false
+        }
     }
 }
 
