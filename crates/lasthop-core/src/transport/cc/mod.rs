@@ -63,12 +63,17 @@
 //!   754 rounds exactly on every platform; the cube root is Newton's method (no libm), so runs stay
 //!   bit-identical across machines (STYLE 7).
 
+pub mod bbr;
+pub mod copa;
 pub mod cubic;
+mod filter;
 mod hystart;
 pub mod newreno;
 pub mod rate;
 
 
+pub use bbr::{Bbr, BbrMode, BbrParams, BbrStats};
+pub use copa::{Copa, CopaParams, CopaStats, QueueDelaySignal};
 pub use cubic::{Cubic, CubicParams, CubicStats};
 pub use newreno::{NewReno, NewRenoParams, NewRenoStats};
 pub use rate::{DeliveryRateEstimator, PacketDeliveryState, RateSample};
@@ -168,6 +173,10 @@ pub enum CcParams {
     NewReno(NewRenoParams),
     /// RFC 9438 Cubic (the Linux default).
     Cubic(CubicParams),
+    /// BBR v1 after Linux `tcp_bbr.c`.
+    Bbr(BbrParams),
+    /// Copa, default mode.
+    Copa(CopaParams),
 }
 
 impl Default for CcParams {
@@ -182,17 +191,21 @@ impl CcParams {
         match self {
             CcParams::NewReno(p) => p.validate(),
             CcParams::Cubic(p) => p.validate(),
+            CcParams::Bbr(p) => p.validate(),
+            CcParams::Copa(p) => p.validate(),
         }
     }
 
     /// Builds the controller of a connection with segment size `mss` that starts at `now`. `rng` is
     /// the connection's own stream (e.g. `Rng::derive(seed, "server/tcp3/cc")`); only BBR draws from it.
-    pub fn build(&self, mss: u64, _now: SimTime, _rng: Rng) -> Result<AnyCc, CcError> {
+    pub fn build(&self, mss: u64, now: SimTime, rng: Rng) -> Result<AnyCc, CcError> {
         self.validate()?;
         check(mss >= 64, "mss", "must be at least 64 bytes")?;
         Ok(match self {
             CcParams::NewReno(p) => AnyCc::NewReno(NewReno::new(p, mss)),
             CcParams::Cubic(p) => AnyCc::Cubic(Cubic::new(p, mss)),
+            CcParams::Bbr(p) => AnyCc::Bbr(Box::new(Bbr::new(p, mss, now, rng))),
+            CcParams::Copa(p) => AnyCc::Copa(Box::new(Copa::new(p, mss))),
         })
     }
 }
@@ -202,6 +215,8 @@ impl CcParams {
 pub enum AnyCc {
     NewReno(NewReno),
     Cubic(Cubic),
+    Bbr(Box<Bbr>),
+    Copa(Box<Copa>),
 }
 
 macro_rules! dispatch {
@@ -209,6 +224,8 @@ macro_rules! dispatch {
         match $self {
             AnyCc::NewReno($c) => $e,
             AnyCc::Cubic($c) => $e,
+            AnyCc::Bbr($c) => $e,
+            AnyCc::Copa($c) => $e,
         }
     };
 }
@@ -315,6 +332,13 @@ impl RoundCounter {
         } else {
             false
         }
+    }
+
+    /// Starts a round now: it ends with the first ACK of data sent after `delivered_total` bytes had
+    /// been delivered (Linux sets `next_rtt_delivered = tp->delivered` when entering recovery and
+    /// PROBE_RTT).
+    pub fn restart(&mut self, delivered_total: u64) {
+        self.next_round_delivered = delivered_total;
     }
 }
 
