@@ -71,6 +71,16 @@ mod hystart;
 pub mod newreno;
 pub mod rate;
 
+#[cfg(test)]
+mod bbr_tests;
+#[cfg(test)]
+mod copa_tests;
+#[cfg(test)]
+mod cubic_tests;
+#[cfg(test)]
+mod testkit;
+#[cfg(test)]
+mod tests;
 
 pub use bbr::{Bbr, BbrMode, BbrParams, BbrStats};
 pub use copa::{Copa, CopaParams, CopaStats, QueueDelaySignal};
