@@ -78,6 +78,8 @@ mod copa_tests;
 #[cfg(test)]
 mod cubic_tests;
 #[cfg(test)]
+mod sim_tests;
+#[cfg(test)]
 mod testkit;
 #[cfg(test)]
 mod tests;
