@@ -8,7 +8,10 @@ pub mod fec;
 pub mod frames;
 pub mod gcc;
 pub mod pacer;
+pub mod quality;
+pub mod receiver;
 pub mod rtp;
+pub mod rtx;
 pub mod twcc;
 
 /// An RTC parameter out of its valid range; `field` is spelled as in the params struct.
