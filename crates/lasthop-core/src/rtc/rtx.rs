@@ -4,7 +4,9 @@
 //! Every media packet the pacer releases is kept for `history_ms` (1 s). A NACKed packet still in the
 //! history is copied as a retransmission (2 bytes more payload, the RTX original sequence number of
 //! RFC 4588), unless it was sent or resent less than one RTT ago (libwebrtc's `min_elapsed_time`); the
-//! copy goes to the pacer's priority queue. Packets no longer in the history are not resent.
+//! copy goes to the pacer's priority queue. Packets no longer in the history are not resent. The RTT is
+//! the path RTT the sender learns from RTCP reports, not GCC's feedback RTT (which includes up to a
+//! feedback interval of waiting at the receiver and would suppress most retransmissions).
 
 use super::rtp::RtpPacket;
 use crate::time::{SimDuration, SimTime};
