@@ -22,7 +22,7 @@ def result() -> RunResult:
 def test_packets_columns(result: RunResult) -> None:
     p = result.packets
     assert list(p.columns[:4]) == ["flow", "flow_id", "seq", "size_bytes"]
-    assert list(p.columns[-2:]) == ["latency_ms", "drop_reason"]
+    assert list(p.columns[-3:]) == ["latency_ms", "drop_reason", "reverse"]
     stages = [c for c in p.columns if c.startswith("t_")]
     assert stages[0] == "t_sent_ns" and stages[-1] == "t_delivered_ns"
     assert all(str(p[c].dtype) == "Int64" for c in stages)

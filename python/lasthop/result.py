@@ -218,6 +218,8 @@ def _packets_frame(cols: Mapping[str, tuple[str, bytes]], reasons: list[str], fl
     data["latency_ms"] = latency
     codes = col("drop_reason").astype(np.int64) - 1  # 0 = not dropped → -1 = <NA>
     data["drop_reason"] = pd.Categorical.from_codes(codes, categories=pd.Index(reasons[1:]))
+    # Packets against the flow's direction: TCP ACKs, echo replies, RTCP feedback.
+    data["reverse"] = col("reverse").astype(bool) if "reverse" in cols else np.zeros(len(flow), dtype=bool)
     return pd.DataFrame(data)
 
 

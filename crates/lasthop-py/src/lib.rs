@@ -108,6 +108,7 @@ fn run<'py>(
         cols.set_item(st.column(), ("<u8", PyBytes::new(py, &u64_bytes(&log.stages[*st as usize]))))?;
     }
     cols.set_item("drop_reason", ("|u1", PyBytes::new(py, &log.drop_reason)))?;
+    cols.set_item("reverse", ("|u1", PyBytes::new(py, &log.reverse)))?;
     d.set_item("packets", cols)?;
     let reasons: Vec<&str> = (0u8..=4).map(drop_name).collect();
     d.set_item("drop_reasons", reasons)?;

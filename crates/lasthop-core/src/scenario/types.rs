@@ -618,6 +618,19 @@ fn default_ping_bytes() -> u32 {
     84
 }
 
+flow_type!(
+    /// A bulk TCP transfer (unlimited, or `bytes` long) with NewReno recovery, RTO, delayed ACKs and
+    /// the congestion control of `tcp.cc` (default Cubic).
+    Tcp {
+        /// Bytes to transfer; default unlimited (until `stop_s`).
+        #[serde(default)]
+        bytes: Option<u64>,
+        /// TCP settings (MSS, delayed ACKs, minimum RTO, congestion control).
+        #[serde(default)]
+        tcp: crate::transport::tcp::TcpParams,
+    }
+);
+
 /// A traffic flow, tagged by `type`.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -626,6 +639,7 @@ pub enum Flow {
     UdpPoisson(UdpPoisson),
     Saturated(Saturated),
     Ping(Ping),
+    Tcp(Tcp),
 }
 
 fn default_packet_bytes() -> u32 {
@@ -639,6 +653,7 @@ impl Flow {
             Flow::UdpPoisson(f) => f.common(),
             Flow::Saturated(f) => f.common(),
             Flow::Ping(f) => f.common(),
+            Flow::Tcp(f) => f.common(),
         }
     }
     /// The `type` tag.
@@ -648,6 +663,7 @@ impl Flow {
             Flow::UdpPoisson(_) => "udp_poisson",
             Flow::Saturated(_) => "saturated",
             Flow::Ping(_) => "ping",
+            Flow::Tcp(_) => "tcp",
         }
     }
 }

@@ -191,6 +191,19 @@ fn check_flow(sc: &Scenario, f: &Flow, loc: &Loc, names: &BTreeMap<String, NodeK
             is.positive(loc.key("rate_mbps"), *rate_mbps);
             check_packet_bytes(*packet_bytes, loc, is);
         }
+        Flow::Tcp(Tcp { bytes, tcp, .. }) => {
+            if *bytes == Some(0) {
+                is.push(loc.key("bytes"), "must be at least 1", json!(0));
+            }
+            if !(536..=65_000).contains(&tcp.mss) {
+                is.push(loc.key("tcp").key("mss"), "must be in 536..=65000", json!(tcp.mss));
+            }
+            is.positive(loc.key("tcp").key("delack_ms"), tcp.delack_ms);
+            is.positive(loc.key("tcp").key("rto_min_ms"), tcp.rto_min_ms);
+            if let Err(e) = tcp.cc.validate() {
+                is.push(loc.key("tcp").key("cc").key(e.field), e.reason, json!(null));
+            }
+        }
         Flow::Ping(Ping { interval_ms, packet_bytes, .. }) => {
             is.positive(loc.key("interval_ms"), *interval_ms);
             check_packet_bytes(*packet_bytes, loc, is);

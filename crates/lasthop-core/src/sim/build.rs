@@ -140,6 +140,13 @@ impl Built {
                 Flow::UdpCbr(u) => (SourceKind::Udp(UdpSource::new(mbps(u.rate_mbps), u.packet_bytes, false, start, stop)), u.packet_bytes),
                 Flow::UdpPoisson(u) => (SourceKind::Udp(UdpSource::new(mbps(u.rate_mbps), u.packet_bytes, true, start, stop)), u.packet_bytes),
                 Flow::Saturated(u) => (SourceKind::Saturated { start, stop, backlog: u.backlog }, u.packet_bytes),
+                Flow::Tcp(u) => {
+                    let rng = Rng::derive(seed, &format!("flows/{name}/cc"));
+                    let sender = crate::transport::tcp::TcpSender::new(&u.tcp, start, rng, u.bytes).expect("validated");
+                    let receiver = crate::transport::tcp::TcpReceiver::new(&u.tcp);
+                    let t = super::world::TcpFlow { sender, receiver, start, stop, timer: None };
+                    (SourceKind::Tcp(Box::new(t)), u.tcp.mss)
+                }
                 Flow::Ping(u) => {
                     let rate = BitRate::from_mbps_f64(u.packet_bytes as f64 * 8.0 / (u.interval_ms * 1e-3) * 1e-6).expect("validated");
                     (SourceKind::Udp(UdpSource::new(rate, u.packet_bytes, false, start, stop)), u.packet_bytes)
@@ -165,6 +172,7 @@ impl Built {
             pipes,
             route,
             echo_origin: std::collections::BTreeMap::new(),
+            sack_blocks: std::collections::BTreeMap::new(),
             medium: (!wifi_nodes.is_empty()).then(|| Medium::new(wifi_bss, wifi_nodes, wifi_links, n, seed)),
             delivered: Vec::new(),
             sources,

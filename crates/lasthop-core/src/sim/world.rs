@@ -24,6 +24,8 @@ pub(crate) enum Event {
     PipeArrive { pipe: u32, pkt: Packet },
     /// An event of the 802.11 medium.
     Wifi(WifiEvent),
+    /// A transport timer of flow `flow` (TCP pacing, RTO, delayed ACK).
+    FlowTimer { flow: u32 },
 }
 
 /// The next hop of a route.
@@ -56,6 +58,7 @@ impl Event {
             Event::Wifi(WifiEvent::PpduEnd) => 5,
             Event::Wifi(WifiEvent::ExchangeEnd { node }) => 6 | (*node as u64) << 8,
             Event::Wifi(WifiEvent::TxopContinue { node }) => 7 | (*node as u64) << 8,
+            Event::FlowTimer { flow } => 8 | (*flow as u64) << 8,
         }
     }
 }
@@ -65,6 +68,17 @@ pub(crate) enum SourceKind {
     Udp(UdpSource),
     /// Closed loop: one new packet per delivered or dropped one, until `stop`.
     Saturated { start: SimTime, stop: SimTime, backlog: u32 },
+    /// A TCP connection: both ends and the flow's pending timer.
+    Tcp(Box<TcpFlow>),
+}
+
+/// Both ends of a TCP connection.
+pub(crate) struct TcpFlow {
+    pub sender: crate::transport::tcp::TcpSender,
+    pub receiver: crate::transport::tcp::TcpReceiver,
+    pub start: SimTime,
+    pub stop: SimTime,
+    pub timer: Option<(TimerId, SimTime)>,
 }
 
 /// A running flow source.
@@ -88,6 +102,8 @@ pub(crate) struct World {
     pub route: Vec<Vec<Option<Hop>>>,
     /// Echo replies in flight → the send time of the request they answer.
     pub echo_origin: std::collections::BTreeMap<u64, SimTime>,
+    /// TCP ACKs in flight → the SACK blocks they carry.
+    pub sack_blocks: std::collections::BTreeMap<u64, Vec<(u64, u64)>>,
     pub medium: Option<Medium>,
     pub delivered: Vec<(NodeId, Packet)>,
     pub sources: Vec<FlowSource>,
@@ -159,6 +175,12 @@ impl World {
                         }
                     }
                 }
+                SourceKind::Tcp(t) => {
+                    if t.start < t.stop {
+                        let at = t.start;
+                        t.timer = Some((self.q.schedule(at, Event::FlowTimer { flow: i as u32 }), at));
+                    }
+                }
             }
         }
     }
@@ -174,6 +196,7 @@ impl World {
                 };
                 self.arrive(now, at, pkt);
             }
+            Event::FlowTimer { flow } => self.on_flow_timer(now, flow),
             Event::Wifi(ev) => {
                 let m = self.medium.as_mut().expect("Wi-Fi events need a medium");
                 let mut out = Outputs { log: &mut self.log, delivered: &mut self.delivered, dropped: &mut self.drops };
@@ -229,6 +252,10 @@ impl World {
             self.log.stamp(pkt.id, Stage::Delivered, now);
             if self.sources[pkt.flow as usize].echo {
                 self.echo(now, pkt);
+                return;
+            }
+            if let crate::packet::Hdr::Tcp { seq, len, ack, ts_echo } = pkt.hdr {
+                self.tcp_arrival(now, pkt, seq, len, ack, ts_echo);
                 return;
             }
             self.trackers[pkt.flow as usize].on_delivered(&pkt, pkt.sent, now);
@@ -293,6 +320,7 @@ impl World {
         debug_assert_ne!(reason, DropReason::None);
         self.log.drop(pkt.id, reason);
         let origin = self.echo_origin.remove(&pkt.id).unwrap_or(pkt.sent);
+        self.sack_blocks.remove(&pkt.id);
         self.trackers[pkt.flow as usize].on_dropped(origin);
         self.refill(now, pkt.flow);
     }
@@ -305,9 +333,93 @@ impl World {
                 let reply = Packet { id: self.next_packet_id, src: pkt.dst, dst: pkt.src, sent: now, enqueued: now, ..pkt };
                 self.next_packet_id += 1;
                 self.log.open(&reply);
+                self.log.mark_reverse(reply.id);
                 self.echo_origin.insert(reply.id, pkt.sent);
                 self.arrive(now, reply.src, reply);
             }
+        }
+    }
+
+    /// Emits a packet of flow `flow` from `src` to `dst` (a TCP segment or ACK, an echo reply).
+    fn emit(&mut self, now: SimTime, flow: u32, seq: u64, size: u32, (src, dst): (NodeId, NodeId), hdr: crate::packet::Hdr) -> Packet {
+        let dscp = self.sources[flow as usize].dscp;
+        let pkt = Packet { id: self.next_packet_id, flow, seq, size, src, dst, dscp, sent: now, enqueued: now, hdr };
+        self.next_packet_id += 1;
+        self.log.open(&pkt);
+        pkt
+    }
+
+    /// Sends what the TCP sender of `flow` may send now, then re-arms the flow's timer.
+    fn tcp_pump(&mut self, now: SimTime, flow: u32) {
+        let (src, dst) = (self.sources[flow as usize].src, self.sources[flow as usize].dst);
+        loop {
+            let SourceKind::Tcp(t) = &mut self.sources[flow as usize].kind else { return };
+            if now >= t.stop {
+                break;
+            }
+            let Some(seg) = t.sender.poll_send(now) else { break };
+            let hdr = crate::packet::Hdr::Tcp { seq: seg.seq, len: seg.len, ack: 0, ts_echo: SimTime::ZERO };
+            let pkt = self.emit(now, flow, seg.seq, seg.len + crate::transport::tcp::HEADER_BYTES, (src, dst), hdr);
+            self.trackers[flow as usize].on_sent(&pkt);
+            self.arrive(now, src, pkt);
+        }
+        self.tcp_rearm(flow);
+    }
+
+    fn tcp_rearm(&mut self, flow: u32) {
+        let SourceKind::Tcp(t) = &mut self.sources[flow as usize].kind else { return };
+        let now = self.q.now();
+        let next = match (t.sender.next_wakeup(now).filter(|&w| w < t.stop), t.receiver.next_wakeup()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        if t.timer.map(|x| x.1) == next {
+            return;
+        }
+        if let Some((id, _)) = t.timer.take() {
+            self.q.cancel(id);
+        }
+        t.timer = next.map(|at| (self.q.schedule(at.max(now), Event::FlowTimer { flow }), at));
+    }
+
+    fn on_flow_timer(&mut self, now: SimTime, flow: u32) {
+        let SourceKind::Tcp(t) = &mut self.sources[flow as usize].kind else { return };
+        t.timer = None;
+        t.sender.on_timer(now);
+        if let Some(a) = t.receiver.on_timer(now) {
+            self.tcp_send_ack(now, flow, a);
+        }
+        self.tcp_pump(now, flow);
+    }
+
+    fn tcp_send_ack(&mut self, now: SimTime, flow: u32, a: crate::transport::tcp::Ack) {
+        let (src, dst) = (self.sources[flow as usize].src, self.sources[flow as usize].dst);
+        let SourceKind::Tcp(t) = &self.sources[flow as usize].kind else { return };
+        let blocks = t.receiver.sack_blocks();
+        let hdr = crate::packet::Hdr::Tcp { seq: 0, len: 0, ack: a.ack, ts_echo: a.ts_echo };
+        let pkt = self.emit(now, flow, a.ack, crate::transport::tcp::HEADER_BYTES, (dst, src), hdr);
+        self.log.mark_reverse(pkt.id);
+        if !blocks.is_empty() {
+            self.sack_blocks.insert(pkt.id, blocks);
+        }
+        self.arrive(now, dst, pkt);
+    }
+
+    /// A TCP segment reached the receiver, or an ACK reached the sender.
+    fn tcp_arrival(&mut self, now: SimTime, pkt: Packet, seq: u64, len: u32, ack: u64, ts_echo: SimTime) {
+        let flow = pkt.flow;
+        if len > 0 {
+            self.trackers[flow as usize].on_delivered(&pkt, pkt.sent, now);
+            let SourceKind::Tcp(t) = &mut self.sources[flow as usize].kind else { return };
+            if let Some(a) = t.receiver.on_segment(now, seq, len, pkt.sent) {
+                self.tcp_send_ack(now, flow, a);
+            }
+            self.tcp_rearm(flow);
+        } else {
+            let blocks = self.sack_blocks.remove(&pkt.id).unwrap_or_default();
+            let SourceKind::Tcp(t) = &mut self.sources[flow as usize].kind else { return };
+            t.sender.on_ack(now, ack, &blocks, ts_echo);
+            self.tcp_pump(now, flow);
         }
     }
 
@@ -334,10 +446,23 @@ impl World {
             })
             .collect();
         let wifi = self.medium.as_ref().map(|m| m.stats());
+        let transports: Vec<serde_json::Value> = self
+            .sources
+            .iter()
+            .zip(&self.trackers)
+            .filter_map(|(s, tr)| match &s.kind {
+                SourceKind::Tcp(t) => Some(serde_json::json!({
+                    "flow": tr.name,
+                    "sender": t.sender.stats(),
+                    "goodput_bytes": t.receiver.delivered_bytes,
+                })),
+                _ => None,
+            })
+            .collect();
         RunOutput {
             packets: self.log,
             flows,
-            components: serde_json::json!({ "links": links, "wifi": wifi }),
+            components: serde_json::json!({ "links": links, "wifi": wifi, "transports": transports }),
             events: self.q.events_processed(),
             event_digest: self.digest,
             sim_end: self.end,

@@ -91,6 +91,8 @@ pub struct PacketLog {
     pub size: Vec<u32>,
     pub stages: [Vec<u64>; N],
     pub drop_reason: Vec<u8>,
+    /// 1 for packets travelling against the flow's direction (TCP ACKs, echo replies, feedback).
+    pub reverse: Vec<u8>,
 }
 
 impl PacketLog {
@@ -122,6 +124,14 @@ impl PacketLog {
         }
         self.stages[Stage::Sent as usize][p.id as usize] = p.sent.as_ns();
         self.drop_reason.push(0);
+        self.reverse.push(0);
+    }
+
+    /// Marks a packet as travelling against its flow's direction.
+    pub fn mark_reverse(&mut self, id: u64) {
+        if self.enabled {
+            self.reverse[id as usize] = 1;
+        }
     }
 
     #[inline]

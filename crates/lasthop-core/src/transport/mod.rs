@@ -5,3 +5,4 @@
 //!   them live beside it.
 
 pub mod cc;
+pub mod tcp;

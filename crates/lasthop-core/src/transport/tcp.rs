@@ -1,0 +1,451 @@
+//! A minimal faithful TCP: MSS-sized segments, cumulative ACKs with SACK, a loss-recovery scoreboard
+//! after RFC 6675 (a segment with three segments' worth of SACKed data above it is lost; "pipe"
+//! counts what is really in the network), RTO per RFC 6298 with exponential backoff, delayed ACKs
+//! (every second segment or 40 ms), and pacing when the congestion controller asks for it.
+//! Congestion control is any [`cc::AnyCc`](super::cc::AnyCc): it sees one loss event per recovery
+//! episode and every ACK with a delivery-rate sample.
+//!
+//! Both ends are pure state machines: the world feeds them packets and timer expiries, and asks
+//! `poll_send(now)` / `next_wakeup()` (STYLE 13's catch-up interface).
+//!
+//! Approximations: ACKs carry every SACK block (not just 3–4); no receive-window limit; no handshake
+//! (the connection starts established); no Nagle (the sender always has full segments); no PRR.
+
+use super::cc::{AckEvent, AnyCc, CcParams, CongestionControl, DeliveryRateEstimator, LossEvent, PacketDeliveryState, SentEvent};
+use crate::rng::Rng;
+use crate::time::{SimDuration, SimTime};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// IP + TCP header bytes on the wire (with the timestamp option).
+pub const HEADER_BYTES: u32 = 52;
+
+fn d_mss() -> u32 {
+    1448
+}
+fn d_true() -> bool {
+    true
+}
+fn d_delack() -> f64 {
+    40.0
+}
+fn d_rto_min() -> f64 {
+    200.0
+}
+
+/// TCP settings (Linux defaults).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TcpParams {
+    /// Payload bytes per segment; default 1448.
+    #[serde(default = "d_mss")]
+    pub mss: u32,
+    /// Delayed ACKs (every second segment or after `delack_ms`); default true.
+    #[serde(default = "d_true")]
+    pub delayed_ack: bool,
+    /// Delayed-ACK timeout in ms; default 40 (Linux's minimum).
+    #[serde(default = "d_delack")]
+    pub delack_ms: f64,
+    /// Minimum RTO in ms; default 200 (Linux).
+    #[serde(default = "d_rto_min")]
+    pub rto_min_ms: f64,
+    /// Congestion control; default Cubic.
+    #[serde(default)]
+    pub cc: CcParams,
+}
+
+impl Default for TcpParams {
+    fn default() -> Self {
+        TcpParams { mss: 1448, delayed_ack: true, delack_ms: 40.0, rto_min_ms: 200.0, cc: CcParams::default() }
+    }
+}
+
+/// A segment to put on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    pub seq: u64,
+    pub len: u32,
+}
+
+/// Counters of a sender.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct TcpSenderStats {
+    pub segments_sent: u64,
+    pub retransmissions: u64,
+    /// Loss-recovery episodes entered from SACK information.
+    pub fast_recoveries: u64,
+    pub rtos: u64,
+    pub bytes_acked: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Sent {
+    len: u32,
+    sent: SimTime,
+    retransmitted: bool,
+    sacked: bool,
+    lost: bool,
+    state: PacketDeliveryState,
+}
+
+/// The sending end of a bulk transfer (`limit` bytes, or unlimited).
+#[derive(Debug)]
+pub struct TcpSender {
+    mss: u32,
+    rto_min: SimDuration,
+    cc: AnyCc,
+    rate: DeliveryRateEstimator,
+    limit: Option<u64>,
+    snd_una: u64,
+    snd_nxt: u64,
+    /// The scoreboard: every unacknowledged segment by its first byte.
+    in_flight: BTreeMap<u64, Sent>,
+    /// RFC 6675 "pipe": bytes sent and neither acknowledged, SACKed nor marked lost.
+    pipe: u64,
+    /// Recovery ends when `snd_una` reaches this.
+    recover: Option<u64>,
+    /// RFC 6675 §5 (C): the first retransmission of an episode goes out whatever the window.
+    fast_rtx: bool,
+    /// RACK (RFC 8985): the latest send time of any segment (S)ACKed so far.
+    rack_sent: SimTime,
+    srtt: Option<SimDuration>,
+    rttvar: SimDuration,
+    rto: SimDuration,
+    rto_deadline: Option<SimTime>,
+    min_rtt: Option<SimDuration>,
+    next_send: SimTime,
+    pub stats: TcpSenderStats,
+    /// RTT samples `(time, ns)` for metrics.
+    pub rtt_samples: Vec<(SimTime, u64)>,
+}
+
+impl TcpSender {
+    pub fn new(p: &TcpParams, now: SimTime, rng: Rng, limit: Option<u64>) -> Result<Self, String> {
+        let cc = p.cc.build(p.mss as u64, now, rng).map_err(|e| e.to_string())?;
+        Ok(TcpSender {
+            mss: p.mss,
+            rto_min: SimDuration::from_secs_f64(p.rto_min_ms * 1e-3).unwrap_or(SimDuration::from_ms(200)),
+            cc,
+            rate: DeliveryRateEstimator::new(now),
+            limit,
+            snd_una: 0,
+            snd_nxt: 0,
+            in_flight: BTreeMap::new(),
+            pipe: 0,
+            recover: None,
+            fast_rtx: false,
+            rack_sent: SimTime::ZERO,
+            srtt: None,
+            rttvar: SimDuration::ZERO,
+            rto: SimDuration::from_secs(1),
+            rto_deadline: None,
+            min_rtt: None,
+            next_send: now,
+            stats: TcpSenderStats::default(),
+            rtt_samples: Vec::new(),
+        })
+    }
+
+    pub fn cc(&self) -> &AnyCc {
+        &self.cc
+    }
+
+    /// All data acknowledged (a limited transfer is complete).
+    pub fn done(&self) -> bool {
+        self.limit.is_some_and(|l| self.snd_una >= l)
+    }
+
+    fn window_open(&self) -> bool {
+        self.pipe + self.mss as u64 <= self.cc.cwnd().max(self.mss as u64)
+    }
+
+    /// The lowest segment marked lost and not yet retransmitted.
+    fn next_lost(&self) -> Option<u64> {
+        self.in_flight.iter().find(|(_, s)| s.lost).map(|(&k, _)| k)
+    }
+
+    /// The next segment to send now, if the window and the pacer allow: lost segments first.
+    pub fn poll_send(&mut self, now: SimTime) -> Option<Segment> {
+        if now < self.next_send || !(self.window_open() || (self.fast_rtx && self.next_lost().is_some())) {
+            return None;
+        }
+        self.fast_rtx = false;
+        let seg = if let Some(seq) = self.next_lost() {
+            Segment { seq, len: self.in_flight[&seq].len }
+        } else {
+            let left = self.limit.map_or(u64::MAX, |l| l.saturating_sub(self.snd_nxt));
+            if left == 0 {
+                self.rate.on_app_limited(self.pipe);
+                return None;
+            }
+            let seg = Segment { seq: self.snd_nxt, len: left.min(self.mss as u64) as u32 };
+            self.snd_nxt += seg.len as u64;
+            seg
+        };
+        self.on_transmit(now, seg);
+        Some(seg)
+    }
+
+    fn on_transmit(&mut self, now: SimTime, seg: Segment) {
+        let prior = self.pipe;
+        let state = self.rate.on_sent(now, prior);
+        let retransmitted = self.in_flight.contains_key(&seg.seq);
+        if retransmitted {
+            self.stats.retransmissions += 1;
+        }
+        self.pipe += seg.len as u64;
+        self.in_flight.insert(seg.seq, Sent { len: seg.len, sent: now, retransmitted, sacked: false, lost: false, state });
+        self.stats.segments_sent += 1;
+        self.cc.on_sent(now, &SentEvent { bytes: seg.len as u64, prior_in_flight: prior, app_limited: false });
+        if let Some(rate) = self.cc.pacing_rate().filter(|r| r.bps() > 0) {
+            self.next_send = now + rate.tx_time((seg.len + HEADER_BYTES) as u64);
+        }
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rto);
+        }
+    }
+
+    /// When the sender next needs attention after `now`: the pacer (only if it is what holds back a
+    /// sendable segment) or the RTO.
+    pub fn next_wakeup(&self, now: SimTime) -> Option<SimTime> {
+        let sendable = (self.fast_rtx && self.next_lost().is_some())
+            || (self.window_open() && (self.next_lost().is_some() || self.limit.is_none_or(|l| self.snd_nxt < l)));
+        let pace = (self.next_send > now && sendable).then_some(self.next_send);
+        match (pace, self.rto_deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// An ACK: cumulative `ack`, the receiver's SACK blocks `[start, end)`, and the echoed send time.
+    pub fn on_ack(&mut self, now: SimTime, ack: u64, sack: &[(u64, u64)], ts_echo: SimTime) {
+        let prior = self.pipe;
+        let mut acked = Vec::new();
+        let mut bytes = 0u64;
+        let mut rtt = None;
+        while let Some((&seq, s)) = self.in_flight.first_key_value() {
+            if seq + s.len as u64 > ack {
+                break;
+            }
+            let s = *s;
+            self.in_flight.remove(&seq);
+            if s.sacked {
+                continue; // already counted as delivered when it was SACKed
+            }
+            if !s.lost {
+                self.pipe -= s.len as u64;
+            }
+            bytes += s.len as u64;
+            if !s.retransmitted {
+                rtt = Some(now.saturating_since(s.sent));
+            }
+            self.rack_sent = self.rack_sent.max(s.sent);
+            acked.push((s.state, s.len as u64));
+        }
+        self.snd_una = self.snd_una.max(ack);
+        for (&seq, s) in self.in_flight.iter_mut() {
+            if !s.sacked && sack.iter().any(|&(a, b)| a <= seq && seq + s.len as u64 <= b) {
+                s.sacked = true;
+                if !s.lost {
+                    self.pipe -= s.len as u64;
+                }
+                s.lost = false;
+                bytes += s.len as u64;
+                self.rack_sent = self.rack_sent.max(s.sent);
+                acked.push((s.state, s.len as u64));
+            }
+        }
+        // Karn: only unambiguous samples; the timestamp echo makes retransmitted ones usable too.
+        let rtt = rtt.or_else(|| (ts_echo > SimTime::ZERO && bytes > 0).then(|| now.saturating_since(ts_echo)));
+        if let Some(r) = rtt {
+            self.update_rtt(now, r);
+        }
+        self.stats.bytes_acked += bytes;
+        self.detect_losses(now);
+        if self.recover.is_some_and(|r| self.snd_una >= r) {
+            self.recover = None;
+        }
+        if let Some(rate) = self.rate.on_ack(now, acked, self.min_rtt) {
+            self.cc.on_ack(now, &AckEvent { bytes_acked: bytes, rtt, prior_in_flight: prior, bytes_in_flight: self.pipe, rate });
+        }
+        if bytes > 0 || ack > self.snd_una {
+            self.rto_deadline = (!self.in_flight.is_empty()).then(|| now + self.rto);
+        }
+    }
+
+    /// RFC 6675 `IsLost`: an unSACKed segment with at least three segments' worth of SACKed bytes above
+    /// it is lost. A retransmission is judged by RACK instead (RFC 8985): lost once a segment sent more
+    /// than a quarter of min RTT after it has been delivered. The first loss outside recovery starts
+    /// an episode (one congestion event).
+    fn detect_losses(&mut self, now: SimTime) {
+        let thresh = 3 * self.mss as u64;
+        let reo = self.min_rtt.unwrap_or(SimDuration::ZERO) / 4;
+        let rack_sent = self.rack_sent;
+        let mut above = 0u64;
+        let mut newly = None;
+        for (_, s) in self.in_flight.iter_mut().rev() {
+            let lost = if s.retransmitted { s.sent + reo < rack_sent } else { above >= thresh };
+            if s.sacked {
+                above += s.len as u64;
+            } else if lost && !s.lost {
+                s.lost = true;
+                self.pipe -= s.len as u64;
+                newly = Some(newly.map_or(s.sent, |t: SimTime| t.max(s.sent)));
+            }
+        }
+        if let (Some(largest_lost_sent), None) = (newly, self.recover) {
+            self.recover = Some(self.snd_nxt);
+            self.fast_rtx = true;
+            self.stats.fast_recoveries += 1;
+            self.cc.on_loss(now, &LossEvent { bytes_lost: self.mss as u64, largest_lost_sent });
+        }
+    }
+
+    fn update_rtt(&mut self, now: SimTime, r: SimDuration) {
+        self.rtt_samples.push((now, r.as_ns()));
+        self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
+        // RFC 6298: RTTVAR = 3/4 RTTVAR + 1/4 |SRTT − R|, SRTT = 7/8 SRTT + 1/8 R, RTO = SRTT + 4 RTTVAR.
+        match self.srtt {
+            None => {
+                self.srtt = Some(r);
+                self.rttvar = r / 2;
+            }
+            Some(s) => {
+                let diff = if s > r { s - r } else { r - s };
+                self.rttvar = (self.rttvar * 3 + diff) / 4;
+                self.srtt = Some((s * 7 + r) / 8);
+            }
+        }
+        let srtt = self.srtt.unwrap_or(r);
+        self.rto = (srtt + self.rttvar * 4).max(self.rto_min).min(SimDuration::from_secs(120));
+    }
+
+    /// A timer fired at `now`: on RTO, every unSACKed segment is marked lost and the timer backs off.
+    pub fn on_timer(&mut self, now: SimTime) {
+        if self.rto_deadline.is_none_or(|d| now < d) {
+            return;
+        }
+        self.stats.rtos += 1;
+        self.cc.on_rto(now);
+        self.rto = (self.rto * 2).min(SimDuration::from_secs(120));
+        self.recover = Some(self.snd_nxt);
+        for s in self.in_flight.values_mut() {
+            if !s.sacked && !s.lost {
+                s.lost = true;
+                self.pipe -= s.len as u64;
+            }
+        }
+        self.rto_deadline = Some(now + self.rto);
+        self.next_send = now;
+    }
+
+    pub fn stats(&self) -> serde_json::Value {
+        serde_json::json!({
+            "tcp": self.stats,
+            "srtt_ms": self.srtt.map(|s| s.as_ms_f64()),
+            "rto_ms": self.rto.as_ms_f64(),
+            "cc": self.cc.stats(),
+        })
+    }
+}
+
+/// The receiving end: cumulative ACKs with delayed ACKs; out-of-order data is kept and ACKed at once.
+#[derive(Debug)]
+pub struct TcpReceiver {
+    delayed: bool,
+    delack: SimDuration,
+    rcv_nxt: u64,
+    ooo: BTreeMap<u64, u64>,
+    unacked: u32,
+    delack_deadline: Option<SimTime>,
+    last_ts: SimTime,
+    /// In-order bytes delivered to the application.
+    pub delivered_bytes: u64,
+}
+
+/// An ACK to send: cumulative `ack`, echoing `ts_echo`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ack {
+    pub ack: u64,
+    pub ts_echo: SimTime,
+}
+
+impl TcpReceiver {
+    pub fn new(p: &TcpParams) -> Self {
+        TcpReceiver {
+            delayed: p.delayed_ack,
+            delack: SimDuration::from_secs_f64(p.delack_ms * 1e-3).unwrap_or(SimDuration::from_ms(40)),
+            rcv_nxt: 0,
+            ooo: BTreeMap::new(),
+            unacked: 0,
+            delack_deadline: None,
+            last_ts: SimTime::ZERO,
+            delivered_bytes: 0,
+        }
+    }
+
+    /// A data segment arrived; returns an ACK to send now, if any.
+    pub fn on_segment(&mut self, now: SimTime, seq: u64, len: u32, sent: SimTime) -> Option<Ack> {
+        self.last_ts = sent;
+        let end = seq + len as u64;
+        let in_order = seq <= self.rcv_nxt;
+        let had_holes = !self.ooo.is_empty();
+        if end > self.rcv_nxt {
+            if in_order {
+                self.rcv_nxt = end;
+                while let Some((&s, &e)) = self.ooo.first_key_value() {
+                    if s > self.rcv_nxt {
+                        break;
+                    }
+                    self.rcv_nxt = self.rcv_nxt.max(e);
+                    self.ooo.remove(&s);
+                }
+            } else {
+                let e = self.ooo.entry(seq).or_insert(end);
+                *e = (*e).max(end);
+            }
+        }
+        let before = self.delivered_bytes;
+        self.delivered_bytes = self.rcv_nxt;
+        let filled_hole = in_order && had_holes;
+        // Out of order, a duplicate, or filling a hole: ACK at once (RFC 5681 §4.2).
+        if !in_order || self.delivered_bytes == before || filled_hole || !self.delayed {
+            return Some(self.ack_now());
+        }
+        self.unacked += 1;
+        if self.unacked >= 2 {
+            return Some(self.ack_now());
+        }
+        self.delack_deadline.get_or_insert(now + self.delack);
+        None
+    }
+
+    fn ack_now(&mut self) -> Ack {
+        self.unacked = 0;
+        self.delack_deadline = None;
+        Ack { ack: self.rcv_nxt, ts_echo: self.last_ts }
+    }
+
+    /// The SACK blocks `[start, end)` the next ACK carries: every out-of-order range held (a real
+    /// TCP fits 3–4 per ACK; the simulator reports them all).
+    pub fn sack_blocks(&self) -> Vec<(u64, u64)> {
+        self.ooo.iter().map(|(&a, &b)| (a, b)).collect()
+    }
+
+    pub fn next_wakeup(&self) -> Option<SimTime> {
+        self.delack_deadline
+    }
+
+    /// The delayed-ACK timer fired.
+    pub fn on_timer(&mut self, now: SimTime) -> Option<Ack> {
+        match self.delack_deadline {
+            Some(d) if now >= d => Some(self.ack_now()),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "tcp_tests.rs"]
+mod tests;
