@@ -530,16 +530,21 @@ impl Medium {
         (any, detected)
     }
 
+    /// Duration of the ACK (or BlockAck, for an A-MPDU) answering `psdu` sent at `txv` by node `n`.
+    fn response_to(&self, n: &Node, psdu: &Psdu, txv: &TxVector) -> SimDuration {
+        let b = &self.bss[n.bss];
+        if psdu.aggregated {
+            block_ack_duration(txv, &b.basic_rates_mbps, b.timings.band, self.links[psdu.link as usize].bitmap)
+        } else {
+            ack_duration(txv, &b.basic_rates_mbps, b.timings.band)
+        }
+    }
+
     fn response_duration(&self, ni: u32) -> SimDuration {
         let n = &self.nodes[ni as usize];
         let ex = n.exchange.as_ref().expect("exchange");
         let hw = n.hw[ex.ac].as_ref().expect("exchange PSDU");
-        let b = &self.bss[n.bss];
-        if hw.psdu.aggregated {
-            block_ack_duration(&ex.txv, &b.basic_rates_mbps, b.timings.band, self.links[hw.psdu.link as usize].bitmap)
-        } else {
-            ack_duration(&ex.txv, &b.basic_rates_mbps, b.timings.band)
-        }
+        self.response_to(n, &hw.psdu, &ex.txv)
     }
 
     fn finish_single<S: Scheduler>(&mut self, now: SimTime, ni: u32, sched: &mut S, out: &mut Outputs<'_>) {
@@ -722,7 +727,7 @@ impl Medium {
         let b = &self.bss[n.bss];
         let Some((txv, _)) = hw.psdu.chain.get(hw.series) else { return false };
         let d = ppdu_duration_with(&txv, hw.psdu.psdu_len, b.timings.band, b.airtime);
-        let resp = if hw.psdu.aggregated { block_ack_duration(&txv, &b.basic_rates_mbps, b.timings.band, self.links[hw.psdu.link as usize].bitmap) } else { ack_duration(&txv, &b.basic_rates_mbps, b.timings.band) };
+        let resp = self.response_to(n, &hw.psdu, &txv);
         if hw.psdu.bar || d + self.sifs + resp > budget {
             return false;
         }

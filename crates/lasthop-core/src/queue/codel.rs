@@ -390,17 +390,12 @@ impl Codel {
     }
 
     /// Offers a packet; `Err` with [`DropReason::QueueFull`] at the limit.
-    pub fn enqueue(&mut self, now: SimTime, mut p: Packet) -> Result<(), Dropped> {
+    pub fn enqueue(&mut self, now: SimTime, p: Packet) -> Result<(), Dropped> {
         if self.q.len() >= self.params.limit as usize {
             self.stats.dropped += 1;
             return Err((p, DropReason::QueueFull));
         }
-        p.enqueued = now;
-        self.bytes += p.size as u64;
-        self.q.push_back(p);
-        self.stats.enqueued += 1;
-        self.stats.max_packets = self.stats.max_packets.max(self.q.len() as u64);
-        self.stats.max_bytes = self.stats.max_bytes.max(self.bytes);
+        super::admit(&mut self.q, &mut self.bytes, &mut self.stats, now, p);
         Ok(())
     }
 

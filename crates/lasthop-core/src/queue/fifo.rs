@@ -20,19 +20,14 @@ impl Fifo {
         Fifo { limit_packets, limit_bytes, q: VecDeque::new(), bytes: 0, stats: QueueStats::default() }
     }
 
-    pub fn enqueue(&mut self, now: SimTime, mut p: Packet) -> Result<(), Dropped> {
+    pub fn enqueue(&mut self, now: SimTime, p: Packet) -> Result<(), Dropped> {
         let full_pk = self.limit_packets.is_some_and(|l| self.q.len() >= l as usize);
         let full_b = self.limit_bytes.is_some_and(|l| self.bytes + p.size as u64 > l);
         if full_pk || full_b {
             self.stats.dropped += 1;
             return Err((p, DropReason::QueueFull));
         }
-        p.enqueued = now;
-        self.bytes += p.size as u64;
-        self.q.push_back(p);
-        self.stats.enqueued += 1;
-        self.stats.max_packets = self.stats.max_packets.max(self.q.len() as u64);
-        self.stats.max_bytes = self.stats.max_bytes.max(self.bytes);
+        super::admit(&mut self.q, &mut self.bytes, &mut self.stats, now, p);
         Ok(())
     }
 

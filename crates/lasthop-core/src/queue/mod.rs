@@ -32,6 +32,17 @@ pub struct QueueStats {
     pub max_bytes: u64,
 }
 
+/// Appends an admitted packet to a tail-drop queue's backlog: stamps its enqueue time and keeps the
+/// byte count and the counters every queue reports (shared by fifo, codel and pie).
+pub(crate) fn admit(q: &mut std::collections::VecDeque<Packet>, bytes: &mut u64, stats: &mut QueueStats, now: SimTime, mut p: Packet) {
+    p.enqueued = now;
+    *bytes += p.size as u64;
+    q.push_back(p);
+    stats.enqueued += 1;
+    stats.max_packets = stats.max_packets.max(q.len() as u64);
+    stats.max_bytes = stats.max_bytes.max(*bytes);
+}
+
 /// A packet the queue dropped, with the reason.
 pub type Dropped = (Packet, DropReason);
 

@@ -277,7 +277,7 @@ impl Pie {
 
     /// Offers a packet: `Err` with [`DropReason::QueueFull`] at the limit, [`DropReason::Aqm`] when
     /// PIE drops it.
-    pub fn enqueue(&mut self, now: SimTime, mut p: Packet) -> Result<(), Dropped> {
+    pub fn enqueue(&mut self, now: SimTime, p: Packet) -> Result<(), Dropped> {
         self.advance_to(now);
         let reason = if self.q.len() >= self.params.limit as usize {
             self.pie_stats.overlimit += 1;
@@ -298,12 +298,7 @@ impl Pie {
         }
         self.pie_stats.packets_in += 1;
         self.pie_stats.maxq = self.pie_stats.maxq.max(self.q.len() as u32);
-        p.enqueued = now;
-        self.bytes += p.size as u64;
-        self.q.push_back(p);
-        self.stats.enqueued += 1;
-        self.stats.max_packets = self.stats.max_packets.max(self.q.len() as u64);
-        self.stats.max_bytes = self.stats.max_bytes.max(self.bytes);
+        super::admit(&mut self.q, &mut self.bytes, &mut self.stats, now, p);
         Ok(())
     }
 
