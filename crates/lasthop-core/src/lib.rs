@@ -34,6 +34,7 @@ pub use units::{BitRate, Bytes};
 pub mod app;
 pub mod channel;
 pub mod mac;
+pub mod mech;
 pub mod link;
 pub mod packet;
 pub mod queue;

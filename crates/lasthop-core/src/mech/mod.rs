@@ -1,0 +1,9 @@
+//! The four published mechanisms, each as pure state machines plus the hooks that place them on the
+//! shared model (`wifi-model.md` §8):
+//!
+//! * `law` — latency-bounded link layer at the AP (unified driver queue, Limit_q / Limit_h, joint
+//!   per-transmission rate and retry control);
+//! * `zhuge` — Fortune Teller delay prediction and the Feedback Updater (ACK delaying, TWCC
+//!   rewriting) at the AP, with the FastAck and ABC baselines;
+//! * QAir and LAST-PQ follow (per-station regulator below the driver; priority flow queues over
+//!   FQ-CoDel with a delay controller).
