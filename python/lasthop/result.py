@@ -176,7 +176,11 @@ def _aggregate(flows: list[dict[str, Any]]) -> dict[str, Any]:
     agg: dict[str, Any] = {k: sum(int(f[k]) for f in flows) for k in keys}
     agg["flows"] = len(flows)
     agg["loss_rate"] = agg["dropped_packets"] / agg["sent_packets"] if agg["sent_packets"] else 0.0
-    agg["throughput_mbps"] = sum(float(f["throughput_mbps"]) for f in flows)
+    thr = [float(f["throughput_mbps"]) for f in flows]
+    agg["throughput_mbps"] = sum(thr)
+    # Jain's index over the flows' throughputs: 1 when equal, 1/n when one flow takes everything.
+    sq = sum(x * x for x in thr)
+    agg["jain_throughput"] = sum(thr) ** 2 / (len(thr) * sq) if sq > 0 else None
     return agg
 
 

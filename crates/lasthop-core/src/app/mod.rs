@@ -1,6 +1,8 @@
 //! Traffic sources. Each is a state machine: `next(now, rng)` gives the size and send time of the next
 //! packet, or `None` when the source is done.
 
+pub mod rtc;
+
 use crate::rng::Rng;
 use crate::time::{SimDuration, SimTime};
 use crate::units::BitRate;

@@ -114,6 +114,8 @@ pub struct VideoQuality {
     freeze: FreezeDetector,
     /// Decoded frames per second of simulated time, indexed from 0.
     bins: Vec<u32>,
+    /// Frames captured (decoded) or given up before this do not count (the run's warm-up).
+    measure_from: SimTime,
 }
 
 impl VideoQuality {
@@ -127,10 +129,19 @@ impl VideoQuality {
             frames_dropped: 0,
             freeze: FreezeDetector::default(),
             bins: vec![],
+            measure_from: SimTime::ZERO,
         }
     }
 
+    /// Leaves out frames captured before `t` (and drops and renders before it) from every metric.
+    pub fn set_measure_from(&mut self, t: SimTime) {
+        self.measure_from = t;
+    }
+
     pub fn on_decoded(&mut self, f: &DecodedFrame) {
+        if f.capture_time < self.measure_from {
+            return;
+        }
         self.frames_decoded += 1;
         if f.frame_id >= self.warmup_frames {
             self.latencies.push((f.latency(), f.completed_by != Via::Retransmission));

@@ -631,6 +631,24 @@ flow_type!(
     }
 );
 
+flow_type!(
+    /// A real-time video call (WebRTC-like): frames at `video.fps`, packetized into RTP, XOR FEC,
+    /// paced at 2.5× the target, NACK retransmissions, TWCC feedback every 100 ms over the reverse
+    /// path, and GCC (or a fixed bitrate) setting the target. See `lasthop schema` for every knob.
+    Rtc {
+        /// Frame deadline for `frame_deadline_miss_rate`, ms (> 0); default 100 (Law; Zhuge uses 400).
+        #[serde(default = "default_deadline_ms")]
+        deadline_ms: f64,
+        /// Sender and receiver settings (video, fec, pacer, twcc, rate_control, rtx, receiver).
+        #[serde(default)]
+        rtc: crate::app::rtc::RtcParams,
+    }
+);
+
+fn default_deadline_ms() -> f64 {
+    100.0
+}
+
 /// A traffic flow, tagged by `type`.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -640,6 +658,7 @@ pub enum Flow {
     Saturated(Saturated),
     Ping(Ping),
     Tcp(Tcp),
+    Rtc(Rtc),
 }
 
 fn default_packet_bytes() -> u32 {
@@ -654,6 +673,7 @@ impl Flow {
             Flow::Saturated(f) => f.common(),
             Flow::Ping(f) => f.common(),
             Flow::Tcp(f) => f.common(),
+            Flow::Rtc(f) => f.common(),
         }
     }
     /// The `type` tag.
@@ -664,6 +684,7 @@ impl Flow {
             Flow::Saturated(_) => "saturated",
             Flow::Ping(_) => "ping",
             Flow::Tcp(_) => "tcp",
+            Flow::Rtc(_) => "rtc",
         }
     }
 }

@@ -204,6 +204,16 @@ fn check_flow(sc: &Scenario, f: &Flow, loc: &Loc, names: &BTreeMap<String, NodeK
                 is.push(loc.key("tcp").key("cc").key(e.field), e.reason, json!(null));
             }
         }
+        Flow::Rtc(Rtc { deadline_ms, rtc, .. }) => {
+            is.positive(loc.key("deadline_ms"), *deadline_ms);
+            if let Err((path, reason)) = rtc.validate() {
+                let mut at = loc.key("rtc");
+                for part in path.split('.') {
+                    at = at.key(part);
+                }
+                is.push(at, reason, json!(null));
+            }
+        }
         Flow::Ping(Ping { interval_ms, packet_bytes, .. }) => {
             is.positive(loc.key("interval_ms"), *interval_ms);
             check_packet_bytes(*packet_bytes, loc, is);

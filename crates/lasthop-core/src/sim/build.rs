@@ -147,6 +147,12 @@ impl Built {
                     let t = super::world::TcpFlow { sender, receiver, start, stop, timer: None };
                     (SourceKind::Tcp(Box::new(t)), u.tcp.mss)
                 }
+                Flow::Rtc(u) => {
+                    let rng = Rng::derive(seed, &format!("flows/{name}/video"));
+                    let session = crate::app::rtc::RtcSession::new(&u.rtc, start, stop, measure_from.max(start), rng);
+                    let r = super::world::RtcFlow { session, deadline: millis(u.deadline_ms), timer: None };
+                    (SourceKind::Rtc(Box::new(r)), u.rtc.video.max_payload_bytes + u.rtc.video.overhead_bytes)
+                }
                 Flow::Ping(u) => {
                     let rate = BitRate::from_mbps_f64(u.packet_bytes as f64 * 8.0 / (u.interval_ms * 1e-3) * 1e-6).expect("validated");
                     (SourceKind::Udp(UdpSource::new(rate, u.packet_bytes, false, start, stop)), u.packet_bytes)
@@ -164,7 +170,11 @@ impl Built {
                 seq: 0,
             });
             let from = measure_from.max(start);
-            trackers.push(FlowTracker::new(name, f.kind(), c.from.to_string(), c.to.to_string(), from, stop.max(from)));
+            let mut tracker = FlowTracker::new(name, f.kind(), c.from.to_string(), c.to.to_string(), from, stop.max(from));
+            // Loss runs need one sequence space of packets; TCP retransmits byte ranges instead.
+            tracker.loss_runs = !matches!(f, Flow::Tcp(_));
+            tracker.rtt_is_latency = echo;
+            trackers.push(tracker);
         }
         World {
             q: EventQueue::new(),
@@ -173,6 +183,8 @@ impl Built {
             route,
             echo_origin: std::collections::BTreeMap::new(),
             sack_blocks: std::collections::BTreeMap::new(),
+            rtp: std::collections::BTreeMap::new(),
+            rtcp: std::collections::BTreeMap::new(),
             medium: (!wifi_nodes.is_empty()).then(|| Medium::new(wifi_bss, wifi_nodes, wifi_links, n, seed)),
             delivered: Vec::new(),
             sources,

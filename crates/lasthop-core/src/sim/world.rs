@@ -70,6 +70,15 @@ pub(crate) enum SourceKind {
     Saturated { start: SimTime, stop: SimTime, backlog: u32 },
     /// A TCP connection: both ends and the flow's pending timer.
     Tcp(Box<TcpFlow>),
+    /// An RTC video call: both ends and the flow's pending timer.
+    Rtc(Box<RtcFlow>),
+}
+
+/// Both ends of an RTC video call.
+pub(crate) struct RtcFlow {
+    pub session: crate::app::rtc::RtcSession,
+    pub deadline: crate::time::SimDuration,
+    pub timer: Option<(TimerId, SimTime)>,
 }
 
 /// Both ends of a TCP connection.
@@ -104,6 +113,10 @@ pub(crate) struct World {
     pub echo_origin: std::collections::BTreeMap<u64, SimTime>,
     /// TCP ACKs in flight → the SACK blocks they carry.
     pub sack_blocks: std::collections::BTreeMap<u64, Vec<(u64, u64)>>,
+    /// RTP packets in flight → the RTP packet they carry (the network packet holds its header fields).
+    pub rtp: std::collections::BTreeMap<u64, crate::rtc::rtp::RtpPacket>,
+    /// RTCP packets in flight → the feedback they carry.
+    pub rtcp: std::collections::BTreeMap<u64, crate::app::rtc::Rtcp>,
     pub medium: Option<Medium>,
     pub delivered: Vec<(NodeId, Packet)>,
     pub sources: Vec<FlowSource>,
@@ -181,6 +194,7 @@ impl World {
                         t.timer = Some((self.q.schedule(at, Event::FlowTimer { flow: i as u32 }), at));
                     }
                 }
+                SourceKind::Rtc(_) => self.rtc_rearm(i as u32),
             }
         }
     }
@@ -254,9 +268,20 @@ impl World {
                 self.echo(now, pkt);
                 return;
             }
-            if let crate::packet::Hdr::Tcp { seq, len, ack, ts_echo } = pkt.hdr {
-                self.tcp_arrival(now, pkt, seq, len, ack, ts_echo);
-                return;
+            match pkt.hdr {
+                crate::packet::Hdr::Tcp { seq, len, ack, ts_echo } => {
+                    self.tcp_arrival(now, pkt, seq, len, ack, ts_echo);
+                    return;
+                }
+                crate::packet::Hdr::Rtp { .. } => {
+                    self.rtp_arrival(now, pkt);
+                    return;
+                }
+                crate::packet::Hdr::Rtcp { .. } => {
+                    self.rtcp_arrival(now, pkt);
+                    return;
+                }
+                crate::packet::Hdr::None => {}
             }
             self.trackers[pkt.flow as usize].on_delivered(&pkt, pkt.sent, now);
             self.refill(now, pkt.flow);
@@ -321,7 +346,13 @@ impl World {
         self.log.drop(pkt.id, reason);
         let origin = self.echo_origin.remove(&pkt.id).unwrap_or(pkt.sent);
         self.sack_blocks.remove(&pkt.id);
-        self.trackers[pkt.flow as usize].on_dropped(origin);
+        self.rtp.remove(&pkt.id);
+        self.rtcp.remove(&pkt.id);
+        // Feedback against the flow's direction (TCP ACKs, RTCP) is not the flow's loss.
+        let feedback = matches!(pkt.hdr, crate::packet::Hdr::Tcp { len: 0, .. } | crate::packet::Hdr::Rtcp { .. });
+        if !feedback {
+            self.trackers[pkt.flow as usize].on_dropped(origin, pkt.seq);
+        }
         self.refill(now, pkt.flow);
     }
 
@@ -383,6 +414,11 @@ impl World {
     }
 
     fn on_flow_timer(&mut self, now: SimTime, flow: u32) {
+        if let SourceKind::Rtc(r) = &mut self.sources[flow as usize].kind {
+            r.timer = None;
+            self.rtc_poll(now, flow);
+            return;
+        }
         let SourceKind::Tcp(t) = &mut self.sources[flow as usize].kind else { return };
         t.timer = None;
         t.sender.on_timer(now);
@@ -411,16 +447,95 @@ impl World {
         if len > 0 {
             self.trackers[flow as usize].on_delivered(&pkt, pkt.sent, now);
             let SourceKind::Tcp(t) = &mut self.sources[flow as usize].kind else { return };
-            if let Some(a) = t.receiver.on_segment(now, seq, len, pkt.sent) {
+            let before = t.receiver.delivered_bytes;
+            let ack = t.receiver.on_segment(now, seq, len, pkt.sent);
+            let after = t.receiver.delivered_bytes;
+            self.trackers[flow as usize].on_goodput(now, before, after);
+            if let Some(a) = ack {
                 self.tcp_send_ack(now, flow, a);
             }
             self.tcp_rearm(flow);
         } else {
             let blocks = self.sack_blocks.remove(&pkt.id).unwrap_or_default();
+            if ts_echo > SimTime::ZERO {
+                self.trackers[flow as usize].on_rtt(now, now - ts_echo);
+            }
             let SourceKind::Tcp(t) = &mut self.sources[flow as usize].kind else { return };
             t.sender.on_ack(now, ack, &blocks, ts_echo);
             self.tcp_pump(now, flow);
         }
+    }
+
+    /// Does what the RTC call of `flow` has due now and sends what it produced.
+    fn rtc_poll(&mut self, now: SimTime, flow: u32) {
+        let (mut send, mut feedback) = (Vec::new(), Vec::new());
+        if let SourceKind::Rtc(r) = &mut self.sources[flow as usize].kind {
+            r.session.poll(now, &mut send, &mut feedback);
+        }
+        self.rtc_send(now, flow, send, feedback);
+        self.rtc_rearm(flow);
+    }
+
+    /// Puts RTP packets on the forward path and RTCP packets on the reverse path.
+    fn rtc_send(&mut self, now: SimTime, flow: u32, send: Vec<crate::rtc::rtp::RtpPacket>, feedback: Vec<crate::app::rtc::Rtcp>) {
+        let (src, dst) = (self.sources[flow as usize].src, self.sources[flow as usize].dst);
+        for p in send {
+            let (frame, index, count, fec) = match &p.payload {
+                crate::rtc::rtp::Payload::Media(m) => (m.frame_id as u32, m.index, m.count, false),
+                crate::rtc::rtp::Payload::Repair(_) => (0, 0, 0, true),
+                crate::rtc::rtp::Payload::Padding => (0, 0, 0, false),
+            };
+            let twcc = p.transport_seq.unwrap_or(0) as u32;
+            let hdr = crate::packet::Hdr::Rtp { twcc, frame, index, count, fec, rtx: p.retransmission };
+            let seq = self.sources[flow as usize].seq;
+            self.sources[flow as usize].seq += 1;
+            let pkt = self.emit(now, flow, seq, p.wire_bytes() as u32, (src, dst), hdr);
+            self.rtp.insert(pkt.id, p);
+            self.trackers[flow as usize].on_sent(&pkt);
+            self.arrive(now, src, pkt);
+        }
+        for m in feedback {
+            let pkt = self.emit(now, flow, 0, m.wire_bytes(), (dst, src), crate::packet::Hdr::Rtcp { report: 0 });
+            self.log.mark_reverse(pkt.id);
+            self.rtcp.insert(pkt.id, m);
+            self.arrive(now, dst, pkt);
+        }
+    }
+
+    fn rtc_rearm(&mut self, flow: u32) {
+        let SourceKind::Rtc(r) = &mut self.sources[flow as usize].kind else { return };
+        let now = self.q.now();
+        let next = r.session.next_wakeup().filter(|&t| t <= self.end);
+        if r.timer.map(|x| x.1) == next {
+            return;
+        }
+        if let Some((id, _)) = r.timer.take() {
+            self.q.cancel(id);
+        }
+        r.timer = next.map(|at| (self.q.schedule(at.max(now), Event::FlowTimer { flow }), at));
+    }
+
+    /// An RTP packet reached the receiver of its call.
+    fn rtp_arrival(&mut self, now: SimTime, pkt: Packet) {
+        let flow = pkt.flow;
+        self.trackers[flow as usize].on_delivered(&pkt, pkt.sent, now);
+        let Some(p) = self.rtp.remove(&pkt.id) else { return };
+        let mut feedback = Vec::new();
+        if let SourceKind::Rtc(r) = &mut self.sources[flow as usize].kind {
+            r.session.on_rtp(now, &p, &mut feedback);
+        }
+        self.rtc_send(now, flow, Vec::new(), feedback);
+        self.rtc_rearm(flow);
+    }
+
+    /// An RTCP packet reached the sender of its call.
+    fn rtcp_arrival(&mut self, now: SimTime, pkt: Packet) {
+        let flow = pkt.flow;
+        let Some(m) = self.rtcp.remove(&pkt.id) else { return };
+        if let SourceKind::Rtc(r) = &mut self.sources[flow as usize].kind {
+            r.session.on_rtcp(now, &m);
+        }
+        self.rtc_poll(now, flow);
     }
 
     /// A saturated flow replaces every packet that left the network.
@@ -433,6 +548,16 @@ impl World {
     }
 
     fn finish(mut self) -> RunOutput {
+        for (s, tr) in self.sources.iter().zip(self.trackers.iter_mut()) {
+            if let SourceKind::Rtc(r) = &s.kind {
+                let rtt: Vec<(SimTime, crate::time::SimDuration)> = r.session.samples.rtt.clone();
+                for (at, v) in rtt {
+                    tr.on_rtt(at, v);
+                }
+                let frame_bytes = r.session.samples.frames.iter().filter(|(t, _)| *t >= tr.measure_from && *t < tr.measure_to).map(|f| f.1).sum();
+                tr.video = Some((r.session.report(r.deadline), frame_bytes));
+            }
+        }
         let flows = self.trackers.iter_mut().map(|t| t.summarize()).collect();
         let links: Vec<serde_json::Value> = self
             .pipes
@@ -456,6 +581,7 @@ impl World {
                     "sender": t.sender.stats(),
                     "goodput_bytes": t.receiver.delivered_bytes,
                 })),
+                SourceKind::Rtc(r) => Some(serde_json::json!({ "flow": tr.name, "rtc": r.session.stats() })),
                 _ => None,
             })
             .collect();

@@ -1,7 +1,8 @@
 //! Per-flow counters and latency samples, summarised at the end of a run.
 
 use crate::packet::Packet;
-use crate::time::SimTime;
+use crate::rtc::quality::QualityReport;
+use crate::time::{SimDuration, SimTime};
 use serde::Serialize;
 
 /// Nearest-rank percentile of sorted samples (`q` in 0..=100).
@@ -32,6 +33,37 @@ pub struct FlowTracker {
     pub window_bytes: u64,
     /// One-way latency of every counted delivered packet, ns.
     pub latencies: Vec<u64>,
+    /// Round-trip samples inside the window, ns (TCP: per ACK from the echoed timestamp; RTC: per
+    /// RTCP report).
+    pub rtts: Vec<u64>,
+    /// The flow's latency is a round trip (ping): RTT metrics come from it.
+    pub rtt_is_latency: bool,
+    /// Count runs of consecutive losses by sequence number (not for TCP).
+    pub loss_runs: bool,
+    /// Sequence numbers of counted dropped packets.
+    pub lost_seqs: Vec<u64>,
+    /// In-order bytes handed to the application: (value when the window opened, latest value in it).
+    pub goodput: Option<(u64, u64)>,
+    /// A video flow's quality report and the bytes it encoded in the window.
+    pub video: Option<(QualityReport, u64)>,
+}
+
+/// RTT samples above this count in `rtt_over_200ms_ratio` (Zhuge's threshold).
+pub const RTT_HIGH: SimDuration = SimDuration::from_ms(200);
+/// A loss run is this many consecutive packets or more (Law's "consecutive losses").
+pub const LOSS_RUN: usize = 5;
+
+/// Runs of at least `min` consecutive integers in sorted, deduplicated `seqs`.
+pub fn runs_at_least(seqs: &[u64], min: usize) -> u64 {
+    let mut runs = 0;
+    let mut len = 0;
+    for (i, &s) in seqs.iter().enumerate() {
+        len = if i > 0 && seqs[i - 1] + 1 == s { len + 1 } else { 1 };
+        if len == min {
+            runs += 1;
+        }
+    }
+    runs
 }
 
 impl FlowTracker {
@@ -50,6 +82,12 @@ impl FlowTracker {
             dropped_packets: 0,
             window_bytes: 0,
             latencies: Vec::new(),
+            rtts: Vec::new(),
+            rtt_is_latency: false,
+            loss_runs: false,
+            lost_seqs: Vec::new(),
+            goodput: None,
+            video: None,
         }
     }
 
@@ -76,11 +114,30 @@ impl FlowTracker {
         }
     }
 
-    /// A packet that originated at `origin` was dropped.
-    pub fn on_dropped(&mut self, origin: SimTime) {
+    /// Packet `seq`, which originated at `origin`, was dropped.
+    pub fn on_dropped(&mut self, origin: SimTime, seq: u64) {
         if origin >= self.measure_from {
             self.dropped_packets += 1;
+            if self.loss_runs {
+                self.lost_seqs.push(seq);
+            }
         }
+    }
+
+    /// A round-trip sample taken at `now`.
+    pub fn on_rtt(&mut self, now: SimTime, rtt: SimDuration) {
+        if now >= self.measure_from && now <= self.measure_to {
+            self.rtts.push(rtt.as_ns());
+        }
+    }
+
+    /// The receiver's in-order byte count went from `before` to `after` at `now`.
+    pub fn on_goodput(&mut self, now: SimTime, before: u64, after: u64) {
+        if now < self.measure_from || now > self.measure_to {
+            return;
+        }
+        let base = self.goodput.map_or(before, |g| g.0);
+        self.goodput = Some((base, after));
     }
 
     pub fn summarize(&mut self) -> FlowSummary {
@@ -92,6 +149,18 @@ impl FlowTracker {
         } else {
             Some(self.latencies.iter().map(|&v| v as f64).sum::<f64>() / self.latencies.len() as f64 * 1e-6)
         };
+        let window_s = window;
+        if self.rtt_is_latency {
+            self.rtts = self.latencies.clone();
+        }
+        self.rtts.sort_unstable();
+        let rtt_ms = |q: f64| percentile(&self.rtts, q).map(|v| v as f64 * 1e-6);
+        let high = self.rtts.iter().filter(|&&r| r > RTT_HIGH.as_ns()).count();
+        self.lost_seqs.sort_unstable();
+        self.lost_seqs.dedup();
+        let per_s = |n: f64| if window_s > 0.0 { n / window_s } else { 0.0 };
+        let v = self.video.map(|v| v.0);
+        let finite = |x: f64| x.is_finite().then_some(x);
         FlowSummary {
             flow: self.name.clone(),
             kind: self.kind.to_string(),
@@ -111,6 +180,25 @@ impl FlowTracker {
             latency_p99_ms: ms(99.0),
             latency_p999_ms: ms(99.9),
             latency_max_ms: self.latencies.last().map(|&v| v as f64 * 1e-6),
+            rtt_p50_ms: rtt_ms(50.0),
+            rtt_p95_ms: rtt_ms(95.0),
+            rtt_p99_ms: rtt_ms(99.0),
+            rtt_over_200ms_ratio: (!self.rtts.is_empty()).then(|| high as f64 / self.rtts.len() as f64),
+            loss_runs5_per_s: self.loss_runs.then(|| per_s(runs_at_least(&self.lost_seqs, LOSS_RUN) as f64)),
+            goodput_mbps: self.goodput.map(|(a, b)| per_s((b - a) as f64 * 8.0) * 1e-6),
+            bitrate_mbps: self.video.map(|v| per_s(v.1 as f64 * 8.0) * 1e-6),
+            frames_decoded: v.map(|v| v.frames_decoded),
+            frames_dropped: v.map(|v| v.frames_dropped),
+            frame_latency_p50_ms: v.and_then(|v| finite(v.latency_p50_ms)),
+            frame_latency_p95_ms: v.and_then(|v| finite(v.latency_p95_ms)),
+            frame_latency_p99_ms: v.and_then(|v| finite(v.latency_p99_ms)),
+            frame_latency_p999_ms: v.and_then(|v| finite(v.latency_p999_ms)),
+            frame_deadline_miss_rate: v.map(|v| v.deadline_miss),
+            freezes: v.map(|v| v.freezes),
+            freezes_per_min: v.map(|v| v.freezes_per_minute),
+            frozen_ratio: v.map(|v| v.frozen_fraction),
+            fps_mean: v.map(|v| v.mean_fps),
+            fps_under_10_ratio: v.map(|v| v.low_fps_ratio),
         }
     }
 }
@@ -140,6 +228,37 @@ pub struct FlowSummary {
     pub latency_p99_ms: Option<f64>,
     pub latency_p999_ms: Option<f64>,
     pub latency_max_ms: Option<f64>,
+    /// Round-trip time percentiles, ms: TCP per ACK (echoed timestamp), RTC per RTCP report
+    /// (LSR/DLSR-style), ping per reply; null for flows without round trips.
+    pub rtt_p50_ms: Option<f64>,
+    pub rtt_p95_ms: Option<f64>,
+    pub rtt_p99_ms: Option<f64>,
+    /// Fraction of RTT samples above 200 ms (Zhuge).
+    pub rtt_over_200ms_ratio: Option<f64>,
+    /// Runs of ≥ 5 consecutive lost packets (by sequence number) per second of the window (Law);
+    /// null for TCP.
+    pub loss_runs5_per_s: Option<f64>,
+    /// TCP: in-order payload bytes handed to the application in the window, per second.
+    pub goodput_mbps: Option<f64>,
+    /// Video: encoded bytes of frames captured in the window, per second.
+    pub bitrate_mbps: Option<f64>,
+    pub frames_decoded: Option<u64>,
+    pub frames_dropped: Option<u64>,
+    /// Video frame delivery latency (capture → decodable), ms.
+    pub frame_latency_p50_ms: Option<f64>,
+    pub frame_latency_p95_ms: Option<f64>,
+    pub frame_latency_p99_ms: Option<f64>,
+    pub frame_latency_p999_ms: Option<f64>,
+    /// Frames later than the flow's `deadline_ms`, dropped frames included.
+    pub frame_deadline_miss_rate: Option<f64>,
+    /// WebRTC freezes (a frame gap > max(3 × mean gap, mean gap + 150 ms)).
+    pub freezes: Option<u64>,
+    pub freezes_per_min: Option<f64>,
+    /// Fraction of playback time spent frozen.
+    pub frozen_ratio: Option<f64>,
+    pub fps_mean: Option<f64>,
+    /// Fraction of 1-s bins with fewer than 10 decoded frames.
+    pub fps_under_10_ratio: Option<f64>,
 }
 
 #[cfg(test)]
@@ -153,5 +272,14 @@ mod tests {
         assert_eq!(percentile(&v, 99.9), Some(100));
         assert_eq!(percentile(&v, 0.0), Some(1));
         assert_eq!(percentile(&[], 50.0), None);
+    }
+
+    #[test]
+    fn loss_runs_count_each_run_once() {
+        assert_eq!(runs_at_least(&[], 5), 0);
+        assert_eq!(runs_at_least(&[1, 2, 3, 4], 5), 0);
+        assert_eq!(runs_at_least(&[1, 2, 3, 4, 5], 5), 1);
+        assert_eq!(runs_at_least(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 5), 1);
+        assert_eq!(runs_at_least(&[1, 2, 3, 4, 5, 7, 8, 9, 10, 11, 20], 5), 2);
     }
 }
