@@ -11,15 +11,15 @@ use crate::trace::{read_mahimahi, read_pitree, TraceFormat};
 use std::path::Path;
 
 /// Loads a capacity trace into a [`Server`]; the error names `file:line`.
-pub fn trace_server(path: &str, format: Option<TraceFormat>) -> Result<Server, String> {
+pub fn trace_server(path: &str, format: Option<TraceFormat>, scale: f64) -> Result<Server, String> {
     let p = Path::new(path);
     let format = match format.or_else(|| TraceFormat::guess(p)) {
         Some(f) => f,
         None => return Err(format!("{path}: cannot tell the trace format from the file name; set `format = \"pitree\"` or `\"mahimahi\"`")),
     };
     match format {
-        TraceFormat::Pitree => read_pitree(p).map(|t| Server::Pitree(server::PitreeServer::new(&t))),
-        TraceFormat::Mahimahi => read_mahimahi(p).map(|t| Server::Mahimahi(server::MahimahiServer::new(&t))),
+        TraceFormat::Pitree => read_pitree(p).map(|t| Server::Pitree(server::PitreeServer::scaled(&t, scale))),
+        TraceFormat::Mahimahi => read_mahimahi(p).map(|t| Server::Mahimahi(server::MahimahiServer::scaled(&t, scale))),
     }
     .map_err(|e| e.to_string())
 }

@@ -40,13 +40,19 @@ pub struct PitreeServer {
 
 impl PitreeServer {
     pub fn new(t: &RateTrace) -> Self {
-        let mut starts: Vec<u64> = t.samples.iter().map(|s| s.0).collect();
-        let rates: Vec<u64> = t.samples.iter().map(|s| s.1).collect();
-        // The first rate also covers [0, t_0); the last holds for one more gap (or 1 s if alone).
+        Self::scaled(t, 1.0)
+    }
+
+    /// Rates multiplied by `scale` (the Zhuge artifact uses 15/13). Time is relative to the first
+    /// sample: pitree chunks of a long capture start near 300·N s, or at a Unix epoch.
+    pub fn scaled(t: &RateTrace, scale: f64) -> Self {
+        let t0 = t.samples[0].0;
+        let starts: Vec<u64> = t.samples.iter().map(|s| s.0 - t0).collect();
+        let rates: Vec<u64> = t.samples.iter().map(|s| (s.1 as f64 * scale).round() as u64).collect();
+        // The last rate holds for one more gap (or 1 s if alone), then the trace repeats.
         let n = starts.len();
         let last_gap = if n >= 2 { starts[n - 1] - starts[n - 2] } else { 1_000_000_000 };
         let period = starts[n - 1] + last_gap;
-        starts[0] = 0;
         PitreeServer { starts: Arc::new(starts), rates: Arc::new(rates), period }
     }
 
@@ -87,11 +93,19 @@ pub struct MahimahiServer {
     period_ms: u64,
     /// The opportunity in use (global index) and the bytes it still carries.
     cur: Option<(u64, u64)>,
+    /// Bytes one opportunity carries (an MTU, times the trace's scale).
+    mtu: u64,
 }
 
 impl MahimahiServer {
     pub fn new(t: &OpportunityTrace) -> Self {
-        MahimahiServer { period_ms: *t.ms.last().expect("non-empty"), ms: Arc::new(t.ms.clone()), cur: None }
+        Self::scaled(t, 1.0)
+    }
+
+    /// Each opportunity carries `scale` MTUs' worth of bytes.
+    pub fn scaled(t: &OpportunityTrace, scale: f64) -> Self {
+        let mtu = ((MAHIMAHI_MTU as f64 * scale).round() as u64).max(1);
+        MahimahiServer { period_ms: *t.ms.last().expect("non-empty"), ms: Arc::new(t.ms.clone()), cur: None, mtu }
     }
 
     fn time_ns(&self, g: u64) -> u64 {
@@ -112,20 +126,20 @@ impl MahimahiServer {
 
     /// Average capacity of the trace.
     pub fn mean_rate(&self) -> BitRate {
-        BitRate(self.ms.len() as u64 * MAHIMAHI_MTU * 8 * 1000 / self.period_ms)
+        BitRate(self.ms.len() as u64 * self.mtu * 8 * 1000 / self.period_ms)
     }
 
     fn departure(&mut self, now: SimTime, mut bytes: u64) -> SimTime {
         let (mut g, mut left) = match self.cur {
             Some((g, left)) if left > 0 && self.time_ns(g) >= now.as_ns() => (g, left),
             // An opportunity is used at most once: never go back to (or before) the last one.
-            Some((g, _)) => (self.first_at_or_after(now.as_ns()).max(g + 1), MAHIMAHI_MTU),
-            None => (self.first_at_or_after(now.as_ns()), MAHIMAHI_MTU),
+            Some((g, _)) => (self.first_at_or_after(now.as_ns()).max(g + 1), self.mtu),
+            None => (self.first_at_or_after(now.as_ns()), self.mtu),
         };
         while bytes > left {
             bytes -= left;
             g += 1;
-            left = MAHIMAHI_MTU;
+            left = self.mtu;
         }
         left -= bytes;
         self.cur = Some((g, left));
@@ -151,11 +165,23 @@ mod tests {
         assert_eq!(s.rate_at(SimTime::from_ms(1500)), BitRate(0));
     }
 
+    /// A chunk of a long capture starts at its first timestamp, not at 0; `scale` multiplies rates.
+    #[test]
+    fn pitree_time_is_relative_to_the_first_sample_and_scales() {
+        let t = RateTrace { samples: vec![(900_000_000_000, 8_000_000), (900_200_000_000, 16_000_000)] };
+        let s = PitreeServer::scaled(&t, 1.5);
+        assert_eq!(s.rate_at(SimTime::ZERO), BitRate(12_000_000));
+        assert_eq!(s.rate_at(SimTime::from_ms(250)), BitRate(24_000_000));
+        // Period: the last sample holds one more gap (0.2 s), then the trace repeats.
+        assert_eq!(s.rate_at(SimTime::from_ms(450)), BitRate(12_000_000));
+    }
+
     #[test]
     fn mahimahi_opportunities_carry_mtu_bytes_and_repeat() {
         let t = OpportunityTrace { ms: vec![0, 0, 1, 5] };
         let mut s = MahimahiServer::new(&t);
         assert_eq!(s.mean_rate(), BitRate(4 * 1500 * 8 * 1000 / 5));
+        assert_eq!(MahimahiServer::scaled(&t, 2.0).mean_rate(), BitRate(2 * 4 * 1500 * 8 * 1000 / 5));
         let ms = |x| SimTime::from_ms(x);
         assert_eq!(s.departure(ms(0), 1500), ms(0));
         assert_eq!(s.departure(ms(0), 1000), ms(0), "second opportunity at t = 0");

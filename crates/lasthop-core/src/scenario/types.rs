@@ -98,6 +98,9 @@ pub enum LastHop {
         /// Uplink rate in Mbit/s; default 100.
         #[serde(default = "default_uplink_mbps")]
         uplink_rate_mbps: f64,
+        /// Capacity multiplier (> 0); default 1. The Zhuge artifact runs its traces at 15/13.
+        #[serde(default = "default_scale")]
+        scale: f64,
         /// The AP's queue in front of the trace link (and the uplink's).
         #[serde(default)]
         queue: QueueConfig,
@@ -106,6 +109,10 @@ pub enum LastHop {
 
 fn default_uplink_mbps() -> f64 {
     100.0
+}
+
+fn default_scale() -> f64 {
+    1.0
 }
 
 fn default_one() -> u8 {

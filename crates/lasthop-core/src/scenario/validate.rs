@@ -105,8 +105,9 @@ fn check_last_hop(lh: &LastHop, loc: &Loc, is: &mut Issues) {
             check_queue(queue, &loc.key("queue"), is);
         }
         LastHop::Wifi(w) => super::validate_wifi::check_wifi(w, loc, is),
-        LastHop::CapacityTrace { trace, format, delay_ms, uplink_rate_mbps, queue } => {
-            if let Err(e) = crate::link::trace_server(trace, *format) {
+        LastHop::CapacityTrace { trace, format, delay_ms, uplink_rate_mbps, scale, queue } => {
+            is.positive(loc.key("scale"), *scale);
+            if let Err(e) = crate::link::trace_server(trace, *format, if scale.is_finite() && *scale > 0.0 { *scale } else { 1.0 }) {
                 is.0.push(ScenarioIssue { kind: "trace_error".into(), loc: loc.key("trace"), msg: e, input: Some(json!(trace)) });
             }
             is.non_negative(loc.key("delay_ms"), *delay_ms);

@@ -81,8 +81,8 @@ impl Built {
                     let hops = stand_in_pipes(&mut pipes, &ap.name, ap_id, Server::Fixed(mbps(*rate_mbps)), up, millis(*delay_ms), queue, seed);
                     connect_stations(&mut pipe_between, &nodes, ai, ap_id, hops);
                 }
-                LastHop::CapacityTrace { trace, format, delay_ms, uplink_rate_mbps, queue } => {
-                    let server = crate::link::trace_server(trace, *format).expect("validated");
+                LastHop::CapacityTrace { trace, format, delay_ms, uplink_rate_mbps, scale, queue } => {
+                    let server = crate::link::trace_server(trace, *format, *scale).expect("validated");
                     let hops = stand_in_pipes(&mut pipes, &ap.name, ap_id, server, mbps(*uplink_rate_mbps), millis(*delay_ms), queue, seed);
                     connect_stations(&mut pipe_between, &nodes, ai, ap_id, hops);
                 }
