@@ -101,6 +101,23 @@ class Scenario:
                                        loc=("seed",), input=seed)
         return self.replace(seed=seed)
 
+    def with_trace(self, trace: str | os.PathLike[str]) -> Scenario:
+        """A copy whose capacity-trace last hops all read ``trace`` (pitree or Mahimahi, guessed from
+        the name unless the scenario sets ``format``). A relative path is taken from the current
+        directory. Raises :class:`ScenarioError` when the scenario has no capacity-trace last hop or
+        the trace is unreadable or malformed (with its file and line)."""
+        data = self.to_dict()
+        hops = [ap["last_hop"] for ap in data.get("aps", []) if ap.get("last_hop", {}).get("type") == "capacity_trace"]
+        if not hops:
+            raise ScenarioError.single("value_error", "--trace needs a scenario with a `capacity_trace` last hop",
+                                       loc=("aps",), input=os.fspath(trace))
+        path = os.path.abspath(os.fspath(trace))
+        for hop in hops:
+            hop["trace"] = path
+            if hop.get("format") is not None:
+                hop["format"] = None
+        return Scenario(data, base_dir=self._base_dir, source=self._source)
+
     def replace(self, **changes: Any) -> Scenario:
         """A copy with some top-level keys replaced, e.g. ``sc.replace(duration_s=5)``."""
         data = self.to_dict()

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 from rich.console import Console
 from rich.table import Table
 
-from lasthop.experiments import EXPERIMENTS, run_experiment
+from lasthop.experiments import EXPERIMENTS, run_experiment, takes_trace
 
 
 @click.command("reproduce")
@@ -16,9 +17,15 @@ from lasthop.experiments import EXPERIMENTS, run_experiment
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @click.option("--seed", default=1, show_default=True, type=click.IntRange(min=0))
 @click.option("--quick", is_flag=True, help="Shorter runs (for smoke tests).")
-def command(name: str, as_json: bool, seed: int, quick: bool) -> None:
+@click.option("--trace", "trace", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="Run trace-driven experiments over this capacity trace (pitree `time_s Mbps` or "
+                   "Mahimahi) instead of their default trace families.")
+def command(name: str, as_json: bool, seed: int, quick: bool, trace: Path | None) -> None:
     """Run experiment NAME and print its rows (one per variant and point)."""
-    doc = run_experiment(name, seed=seed, quick=quick)
+    if trace is not None and not takes_trace(name):
+        raise click.UsageError(f"experiment {name!r} is not trace-driven; --trace applies to: "
+                               + ", ".join(sorted(n for n in EXPERIMENTS if takes_trace(n))))
+    doc = run_experiment(name, seed=seed, quick=quick, trace=trace)
     if as_json:
         click.echo(json.dumps(doc, sort_keys=True))
         return

@@ -8,6 +8,8 @@ An experiment module defines ``NAME``, ``DESCRIPTION`` and ``run(seed: int, quic
 
 from __future__ import annotations
 
+import inspect
+import os
 from types import ModuleType
 from typing import Any
 
@@ -25,9 +27,17 @@ _register(linux_path)
 _register(transport)
 
 
-def run_experiment(name: str, seed: int = 1, quick: bool = False) -> dict[str, Any]:
-    """Runs experiment ``name``; raises ``KeyError`` for an unknown name."""
+def takes_trace(name: str) -> bool:
+    """Whether experiment ``name`` is trace-driven (accepts ``trace=PATH``)."""
+    return "trace" in inspect.signature(EXPERIMENTS[name]).parameters
+
+
+def run_experiment(name: str, seed: int = 1, quick: bool = False,
+                   trace: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """Runs experiment ``name``; raises ``KeyError`` for an unknown name. ``trace`` replaces a
+    trace-driven experiment's default trace families with one file."""
     fn = EXPERIMENTS[name]
-    doc: dict[str, Any] = fn(seed=seed, quick=quick)
+    extra = {"trace": trace} if trace is not None else {}
+    doc: dict[str, Any] = fn(seed=seed, quick=quick, **extra)
     doc["experiment"] = name
     return doc
