@@ -2,6 +2,7 @@
 //! packet, or `None` when the source is done.
 
 pub mod rtc;
+pub mod tcp_video;
 
 use crate::rng::Rng;
 use crate::time::{SimDuration, SimTime};

@@ -656,6 +656,27 @@ fn default_deadline_ms() -> f64 {
     100.0
 }
 
+flow_type!(
+    /// Video over TCP (the Zhuge artifact's TCP runs): a frame every 1/fps s written into the socket,
+    /// its size set by a rate that adapts to the unsent backlog; a frame is decoded when TCP has
+    /// delivered all of it in order.
+    TcpVideo {
+        /// Frame deadline for `frame_deadline_miss_rate`, ms (> 0); default 400 (Zhuge).
+        #[serde(default = "default_tcp_video_deadline_ms")]
+        deadline_ms: f64,
+        /// Frame clock and rate bounds.
+        #[serde(default)]
+        video: crate::app::tcp_video::TcpVideoParams,
+        /// TCP settings (MSS, delayed ACKs, minimum RTO, congestion control).
+        #[serde(default)]
+        tcp: crate::transport::tcp::TcpParams,
+    }
+);
+
+fn default_tcp_video_deadline_ms() -> f64 {
+    400.0
+}
+
 /// A traffic flow, tagged by `type`.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -666,6 +687,7 @@ pub enum Flow {
     Ping(Ping),
     Tcp(Tcp),
     Rtc(Rtc),
+    TcpVideo(TcpVideo),
 }
 
 fn default_packet_bytes() -> u32 {
@@ -681,6 +703,7 @@ impl Flow {
             Flow::Ping(f) => f.common(),
             Flow::Tcp(f) => f.common(),
             Flow::Rtc(f) => f.common(),
+            Flow::TcpVideo(f) => f.common(),
         }
     }
     /// The `type` tag.
@@ -692,6 +715,7 @@ impl Flow {
             Flow::Ping(_) => "ping",
             Flow::Tcp(_) => "tcp",
             Flow::Rtc(_) => "rtc",
+            Flow::TcpVideo(_) => "tcp_video",
         }
     }
 }

@@ -117,6 +117,17 @@ fn check_last_hop(lh: &LastHop, loc: &Loc, is: &mut Issues) {
     }
 }
 
+fn check_tcp(tcp: &crate::transport::tcp::TcpParams, loc: &Loc, is: &mut Issues) {
+    if !(536..=65_000).contains(&tcp.mss) {
+        is.push(loc.key("tcp").key("mss"), "must be in 536..=65000", json!(tcp.mss));
+    }
+    is.positive(loc.key("tcp").key("delack_ms"), tcp.delack_ms);
+    is.positive(loc.key("tcp").key("rto_min_ms"), tcp.rto_min_ms);
+    if let Err(e) = tcp.cc.validate() {
+        is.push(loc.key("tcp").key("cc").key(e.field), e.reason, json!(null));
+    }
+}
+
 pub(crate) fn check_queue(q: &QueueConfig, loc: &Loc, is: &mut Issues) {
     match q {
         QueueConfig::Fifo { packets, bytes } => {
@@ -192,18 +203,18 @@ fn check_flow(sc: &Scenario, f: &Flow, loc: &Loc, names: &BTreeMap<String, NodeK
             is.positive(loc.key("rate_mbps"), *rate_mbps);
             check_packet_bytes(*packet_bytes, loc, is);
         }
+        Flow::TcpVideo(TcpVideo { deadline_ms, video, tcp, .. }) => {
+            is.positive(loc.key("deadline_ms"), *deadline_ms);
+            if let Err((field, reason)) = video.validate() {
+                is.push(loc.key("video").key(field), reason, json!(null));
+            }
+            check_tcp(tcp, loc, is);
+        }
         Flow::Tcp(Tcp { bytes, tcp, .. }) => {
             if *bytes == Some(0) {
                 is.push(loc.key("bytes"), "must be at least 1", json!(0));
             }
-            if !(536..=65_000).contains(&tcp.mss) {
-                is.push(loc.key("tcp").key("mss"), "must be in 536..=65000", json!(tcp.mss));
-            }
-            is.positive(loc.key("tcp").key("delack_ms"), tcp.delack_ms);
-            is.positive(loc.key("tcp").key("rto_min_ms"), tcp.rto_min_ms);
-            if let Err(e) = tcp.cc.validate() {
-                is.push(loc.key("tcp").key("cc").key(e.field), e.reason, json!(null));
-            }
+            check_tcp(tcp, loc, is);
         }
         Flow::Rtc(Rtc { deadline_ms, rtc, .. }) => {
             is.positive(loc.key("deadline_ms"), *deadline_ms);

@@ -144,7 +144,19 @@ impl Built {
                     let rng = Rng::derive(seed, &format!("flows/{name}/cc"));
                     let sender = crate::transport::tcp::TcpSender::new(&u.tcp, start, rng, u.bytes).expect("validated");
                     let receiver = crate::transport::tcp::TcpReceiver::new(&u.tcp);
-                    let t = super::world::TcpFlow { sender, receiver, start, stop, timer: None };
+                    let t = super::world::TcpFlow { sender, receiver, start, stop, timer: None, video: None };
+                    (SourceKind::Tcp(Box::new(t)), u.tcp.mss)
+                }
+                Flow::TcpVideo(u) => {
+                    let rng = Rng::derive(seed, &format!("flows/{name}/cc"));
+                    let sender = crate::transport::tcp::TcpSender::new(&u.tcp, start, rng, Some(0)).expect("validated");
+                    let receiver = crate::transport::tcp::TcpReceiver::new(&u.tcp);
+                    let video = super::world::TcpVideoApp {
+                        sender: crate::app::tcp_video::TcpVideoSender::new(&u.video, start, stop),
+                        receiver: crate::app::tcp_video::TcpVideoReceiver::new(measure_from.max(start)),
+                        deadline: millis(u.deadline_ms),
+                    };
+                    let t = super::world::TcpFlow { sender, receiver, start, stop, timer: None, video: Some(Box::new(video)) };
                     (SourceKind::Tcp(Box::new(t)), u.tcp.mss)
                 }
                 Flow::Rtc(u) => {
@@ -172,7 +184,7 @@ impl Built {
             let from = measure_from.max(start);
             let mut tracker = FlowTracker::new(name, f.kind(), c.from.to_string(), c.to.to_string(), from, stop.max(from));
             // Loss runs need one sequence space of packets; TCP retransmits byte ranges instead.
-            tracker.loss_runs = !matches!(f, Flow::Tcp(_));
+            tracker.loss_runs = !matches!(f, Flow::Tcp(_) | Flow::TcpVideo(_));
             tracker.rtt_is_latency = echo;
             trackers.push(tracker);
         }

@@ -88,6 +88,15 @@ pub(crate) struct TcpFlow {
     pub start: SimTime,
     pub stop: SimTime,
     pub timer: Option<(TimerId, SimTime)>,
+    /// A video application writing frames into the connection (`tcp_video` flows).
+    pub video: Option<Box<TcpVideoApp>>,
+}
+
+/// Both ends of a video-over-TCP application.
+pub(crate) struct TcpVideoApp {
+    pub sender: crate::app::tcp_video::TcpVideoSender,
+    pub receiver: crate::app::tcp_video::TcpVideoReceiver,
+    pub deadline: crate::time::SimDuration,
 }
 
 /// A running flow source.
@@ -383,12 +392,25 @@ impl World {
     /// Sends what the TCP sender of `flow` may send now, then re-arms the flow's timer.
     fn tcp_pump(&mut self, now: SimTime, flow: u32) {
         let (src, dst) = (self.sources[flow as usize].src, self.sources[flow as usize].dst);
+        if let SourceKind::Tcp(t) = &mut self.sources[flow as usize].kind {
+            if let Some(v) = &mut t.video {
+                let unsent = t.sender.unsent();
+                if let Some(f) = v.sender.poll(now, unsent) {
+                    t.sender.write(f.bytes);
+                    v.receiver.on_written(f.id, f.capture, f.end);
+                    v.sender.on_unsent(now, t.sender.unsent());
+                }
+            }
+        }
         loop {
             let SourceKind::Tcp(t) = &mut self.sources[flow as usize].kind else { return };
             if now >= t.stop {
                 break;
             }
             let Some(seg) = t.sender.poll_send(now) else { break };
+            if let Some(v) = &mut t.video {
+                v.sender.on_unsent(now, t.sender.unsent());
+            }
             let hdr = crate::packet::Hdr::Tcp { seq: seg.seq, len: seg.len, ack: 0, ts_echo: SimTime::ZERO };
             let pkt = self.emit(now, flow, seg.seq, seg.len + crate::transport::tcp::HEADER_BYTES, (src, dst), hdr);
             self.trackers[flow as usize].on_sent(&pkt);
@@ -400,10 +422,8 @@ impl World {
     fn tcp_rearm(&mut self, flow: u32) {
         let SourceKind::Tcp(t) = &mut self.sources[flow as usize].kind else { return };
         let now = self.q.now();
-        let next = match (t.sender.next_wakeup(now).filter(|&w| w < t.stop), t.receiver.next_wakeup()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
+        let video = t.video.as_ref().and_then(|v| v.sender.next_wakeup());
+        let next = [t.sender.next_wakeup(now).filter(|&w| w < t.stop), t.receiver.next_wakeup(), video].into_iter().flatten().min();
         if t.timer.map(|x| x.1) == next {
             return;
         }
@@ -450,6 +470,9 @@ impl World {
             let before = t.receiver.delivered_bytes;
             let ack = t.receiver.on_segment(now, seq, len, pkt.sent);
             let after = t.receiver.delivered_bytes;
+            if let Some(v) = &mut t.video {
+                v.receiver.on_delivered(now, after);
+            }
             self.trackers[flow as usize].on_goodput(now, before, after);
             if let Some(a) = ack {
                 self.tcp_send_ack(now, flow, a);
@@ -556,6 +579,12 @@ impl World {
                 }
                 let frame_bytes = r.session.samples.frames.iter().filter(|(t, _)| *t >= tr.measure_from && *t < tr.measure_to).map(|f| f.1).sum();
                 tr.video = Some((r.session.report(r.deadline), frame_bytes));
+            }
+            if let SourceKind::Tcp(t) = &s.kind {
+                if let Some(v) = &t.video {
+                    let frame_bytes = v.sender.frames.iter().filter(|(c, _)| *c >= tr.measure_from && *c < tr.measure_to).map(|f| f.1).sum();
+                    tr.video = Some((v.receiver.quality.report(v.deadline), frame_bytes));
+                }
             }
         }
         let flows = self.trackers.iter_mut().map(|t| t.summarize()).collect();

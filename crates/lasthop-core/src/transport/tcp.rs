@@ -151,6 +151,16 @@ impl TcpSender {
         &self.cc
     }
 
+    /// The application writes `bytes` more into the socket (a transfer created with a limit).
+    pub fn write(&mut self, bytes: u64) {
+        self.limit = Some(self.limit.unwrap_or(0) + bytes);
+    }
+
+    /// Bytes written and not yet sent once.
+    pub fn unsent(&self) -> u64 {
+        self.limit.map_or(0, |l| l.saturating_sub(self.snd_nxt))
+    }
+
     /// All data acknowledged (a limited transfer is complete).
     pub fn done(&self) -> bool {
         self.limit.is_some_and(|l| self.snd_una >= l)

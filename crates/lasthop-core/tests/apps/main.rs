@@ -101,3 +101,26 @@ fn bad_rtc_settings_name_the_field() {
     let e = Scenario::from_toml_str(&s, Path::new(".")).unwrap_err().to_string();
     assert!(e.contains("flows[0].rtc.rate_control.rate_mbps"), "{e}");
 }
+
+/// Video over TCP (Copa) on a 20 Mbit/s path: the backlog-driven rate adaptation climbs well above
+/// its 100 kbit/s start, every frame of the window decodes in order, and frames arrive within a few
+/// RTTs.
+#[test]
+fn tcp_video_adapts_to_the_path() {
+    let s = "duration_s = 20\nwarmup_s = 5\n[[servers]]\nname = \"srv\"\n[[aps]]\nname = \"ap\"\n\
+             last_hop = { type = \"wired\", rate_mbps = 20, delay_ms = 1, queue = { type = \"fifo\", packets = 250 } }\n\
+             [[stations]]\nname = \"sta\"\n[[links]]\na = \"srv\"\nb = \"ap\"\nrate_mbps = 1000\ndelay_ms = 19\n\
+             [[flows]]\nname = \"video\"\ntype = \"tcp_video\"\nfrom = \"srv\"\nto = \"sta\"\ntcp = { cc = { type = \"copa\" } }\n";
+    let out = run(s, 1);
+    let v = video(&out);
+    assert_eq!(v.kind, "tcp_video");
+    let bitrate = v.bitrate_mbps.unwrap();
+    assert!(bitrate > 8.0 && bitrate < 20.0, "bitrate {bitrate}");
+    // 15 s at 25 fps; the last frames may still be in flight.
+    let decoded = v.frames_decoded.unwrap();
+    assert!((370..=376).contains(&decoded), "{decoded}");
+    let p50 = v.frame_latency_p50_ms.unwrap();
+    assert!(p50 > 20.0 && p50 < 150.0, "frame p50 {p50}");
+    assert!(v.goodput_mbps.unwrap() > 0.9 * bitrate, "{:?} vs {bitrate}", v.goodput_mbps);
+    assert!(v.rtt_p50_ms.unwrap() >= 40.0);
+}
