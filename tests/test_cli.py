@@ -25,14 +25,17 @@ def test_run_json_is_exactly_the_summary(small: Path) -> None:
     assert (small.parent / "runs" / "small" / "summary.json").read_text(encoding="utf-8") == r.stdout
 
 
-def test_run_directory_has_three_files_and_no_temp_files(small: Path) -> None:
+FILES = ["flows.parquet", "frames.parquet", "packets.parquet", "rtt.parquet", "summary.json"]
+
+
+def test_run_directory_has_its_files_and_no_temp_files(small: Path) -> None:
     out = small.parent / "out" / "nested"
     r = lasthop_cli("run", "small.toml", "--out", out, cwd=small.parent)
     assert r.returncode == 0, r.stderr
-    assert sorted(p.name for p in out.iterdir()) == ["flows.parquet", "packets.parquet", "summary.json"]
+    assert sorted(p.name for p in out.iterdir()) == FILES
     # A second run into the same directory replaces the files, still without leftovers.
     r = lasthop_cli("run", "small.toml", "--out", out, "--seed", "2", cwd=small.parent)
-    assert sorted(p.name for p in out.iterdir()) == ["flows.parquet", "packets.parquet", "summary.json"]
+    assert sorted(p.name for p in out.iterdir()) == FILES
     assert json.loads((out / "summary.json").read_text())["seed"] == 2
 
 

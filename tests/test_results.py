@@ -96,7 +96,7 @@ def test_a_failed_save_never_looks_complete(result: RunResult, tmp_path: Path,
     with pytest.raises(KeyboardInterrupt):
         result.save(d)
     # The old summary went first, and the temp file was cleaned up.
-    assert sorted(p.name for p in d.iterdir()) == ["flows.parquet", "packets.parquet"]
+    assert sorted(p.name for p in d.iterdir()) == ["flows.parquet", "frames.parquet", "packets.parquet", "rtt.parquet"]
     with pytest.raises(lasthop.LasthopError, match="not a complete run directory"):
         RunResult.load(d)
 

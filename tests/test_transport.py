@@ -43,3 +43,15 @@ def test_jain_index_of_flow_throughputs() -> None:
     assert _aggregate([{**base, "throughput_mbps": 10.0}, {**base, "throughput_mbps": 10.0}])["jain_throughput"] == 1.0
     assert _aggregate([{**base, "throughput_mbps": 10.0}, {**base, "throughput_mbps": 0.0}])["jain_throughput"] == 0.5
     assert _aggregate([{**base, "throughput_mbps": 0.0}])["jain_throughput"] is None
+
+
+def test_rtt_and_frame_series_are_saved_and_loaded(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    res = lasthop.run(lasthop.Scenario.from_dict(scenario("gcc", 1, 4.0, 1.0)), seed=1)
+    rtt, frames = res.rtt, res.frames
+    assert len(rtt) > 1000 and (rtt["rtt_ms"] >= 40.0).all()
+    # 4 s at 30 fps: every frame captured so far, in order, none later than it was decoded.
+    assert 110 <= len(frames) <= 120
+    assert (frames["delay_ms"] > 0).all() and frames["frame"].is_monotonic_increasing
+    res.save(tmp_path / "run")
+    back = lasthop.RunResult.load(tmp_path / "run")
+    assert back.rtt.equals(rtt) and back.frames.equals(frames)

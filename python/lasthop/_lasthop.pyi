@@ -74,6 +74,10 @@ class _RunOutput(TypedDict):
     """Column name → (numpy dtype string, little-endian bytes). Stage columns ``t_*_ns`` hold
     ``2**64-1`` where the packet did not reach the stage; ``drop_reason`` indexes ``drop_reasons``."""
     drop_reasons: list[str]
+    rtt: dict[str, tuple[str, bytes]]
+    """RTT samples: ``flow`` (u32), ``t_ns``, ``rtt_ns`` (u64)."""
+    frames: dict[str, tuple[str, bytes]]
+    """Video frames: ``flow``, ``frame``, ``capture_ns``, ``done_ns``, ``dropped`` (u8)."""
     flows: list[_FlowSummary]
     components: dict[str, Any]
     events: int

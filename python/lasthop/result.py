@@ -3,7 +3,10 @@
 Run directory layout (written by :meth:`RunResult.save`)::
 
     packets.parquet   one row per packet (see PACKET_COLUMNS)
-    flows.parquet     one row per flow (sent/delivered/dropped, loss, throughput, latency percentiles)
+    flows.parquet     one row per flow (sent/delivered/dropped, loss, throughput, latency percentiles,
+                      RTT, video frame metrics)
+    rtt.parquet       every RTT sample (flow, time, RTT)
+    frames.parquet    every video frame decoded or given up (flow, frame, capture, done, delay)
     summary.json      lasthop version, git revision, seed, resolved scenario, metrics, event digest
 
 Each file is written to a temporary name in the same directory and renamed into place, and
@@ -23,7 +26,7 @@ import json
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Union
 
 from lasthop import _lasthop
 from lasthop.errors import LasthopError
@@ -42,6 +45,9 @@ NOT_REACHED = 2**64 - 1
 """The core's marker for a stage a packet did not reach (becomes ``<NA>``)."""
 
 PACKETS_FILE, FLOWS_FILE, SUMMARY_FILE = "packets.parquet", "flows.parquet", "summary.json"
+RTT_FILE, FRAMES_FILE = "rtt.parquet", "frames.parquet"
+
+_Lazy = Union["pd.DataFrame", Callable[[], "pd.DataFrame"]]
 
 
 def dumps_summary(summary: Mapping[str, Any]) -> str:
@@ -53,10 +59,29 @@ class RunResult:
     """What a run produced. ``packets`` and ``flows`` are pandas DataFrames; ``summary`` is a dict."""
 
     def __init__(self, summary: dict[str, Any], flows: pd.DataFrame,
-                 packets: pd.DataFrame | Callable[[], pd.DataFrame]) -> None:
+                 packets: pd.DataFrame | Callable[[], pd.DataFrame],
+                 rtt: _Lazy | None = None, frames: _Lazy | None = None) -> None:
         self.summary = summary
         self.flows = flows
         self._packets = packets
+        self._rtt: _Lazy = rtt if rtt is not None else (lambda: _empty_series(RTT_COLUMNS))
+        self._frames: _Lazy = frames if frames is not None else (lambda: _empty_series(FRAME_COLUMNS))
+
+    @property
+    def rtt(self) -> pd.DataFrame:
+        """Every RTT sample: ``flow``, ``t_ns`` (when the sender took it), ``rtt_ms``. TCP: one per ACK
+        (echoed timestamp); RTC: one per packet reported in TWCC feedback; ping: one per reply."""
+        if callable(self._rtt):
+            self._rtt = self._rtt()
+        return self._rtt
+
+    @property
+    def frames(self) -> pd.DataFrame:
+        """Every video frame decoded or given up: ``flow``, ``frame``, ``capture_ns``, ``done_ns``
+        (decode or discard time), ``delay_ms`` (done − capture) and ``dropped``."""
+        if callable(self._frames):
+            self._frames = self._frames()
+        return self._frames
 
     @property
     def packets(self) -> pd.DataFrame:
@@ -110,7 +135,10 @@ class RunResult:
         names = [f["flow"] for f in flows]
         summary = _summary(out, flows)
         cols, reasons = out["packets"], list(out["drop_reasons"])
-        return cls(summary, pd.DataFrame(flows), lambda: _packets_frame(cols, reasons, names))
+        rtt, frames = out.get("rtt"), out.get("frames")
+        return cls(summary, pd.DataFrame(flows), lambda: _packets_frame(cols, reasons, names),
+                   rtt=(lambda: _rtt_frame(rtt, names)) if rtt is not None else None,
+                   frames=(lambda: _frames_frame(frames, names)) if frames is not None else None)
 
     # -- run directories ------------------------------------------------------------------------------
 
@@ -132,6 +160,8 @@ class RunResult:
 
         _atomic_write(d / PACKETS_FILE, parquet(self.packets))
         _atomic_write(d / FLOWS_FILE, parquet(self.flows))
+        _atomic_write(d / RTT_FILE, parquet(self.rtt))
+        _atomic_write(d / FRAMES_FILE, parquet(self.frames))
         text = self.summary_json()
         _atomic_write(d / SUMMARY_FILE, lambda tmp: tmp.write_text(text, encoding="utf-8"))
         _fsync_dir(d)
@@ -148,7 +178,13 @@ class RunResult:
         except FileNotFoundError:
             raise LasthopError(f"{d}: not a complete run directory (no {SUMMARY_FILE})") from None
         flows = pd.read_parquet(d / FLOWS_FILE)
-        return cls(summary, flows, lambda: pd.read_parquet(d / PACKETS_FILE))
+
+        def optional(name: str, columns: Mapping[str, str]) -> Callable[[], pd.DataFrame]:
+            # Run directories written before these files existed load with empty tables.
+            return lambda: pd.read_parquet(d / name) if (d / name).exists() else _empty_series(columns)
+
+        return cls(summary, flows, lambda: pd.read_parquet(d / PACKETS_FILE),
+                   rtt=optional(RTT_FILE, RTT_COLUMNS), frames=optional(FRAMES_FILE, FRAME_COLUMNS))
 
 
 def _summary(out: Mapping[str, Any], flows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -225,6 +261,52 @@ def _packets_frame(cols: Mapping[str, tuple[str, bytes]], reasons: list[str], fl
     # Packets against the flow's direction: TCP ACKs, echo replies, RTCP feedback.
     data["reverse"] = col("reverse").astype(bool) if "reverse" in cols else np.zeros(len(flow), dtype=bool)
     return pd.DataFrame(data)
+
+
+RTT_COLUMNS = {"flow": "category", "t_ns": "int64", "rtt_ms": "float64"}
+FRAME_COLUMNS = {"flow": "category", "frame": "int64", "capture_ns": "int64", "done_ns": "int64",
+                 "delay_ms": "float64", "dropped": "bool"}
+
+
+def _empty_series(columns: Mapping[str, str]) -> pd.DataFrame:
+    import pandas as pd
+
+    return pd.DataFrame({k: pd.Series(dtype=v) for k, v in columns.items()})
+
+
+def _column(cols: Mapping[str, tuple[str, bytes]], name: str) -> Any:
+    import numpy as np
+
+    dtype, buf = cols[name]
+    return np.frombuffer(buf, dtype=dtype).astype(np.dtype(dtype).newbyteorder("="), copy=True)
+
+
+def _rtt_frame(cols: Mapping[str, tuple[str, bytes]], flow_names: list[str]) -> pd.DataFrame:
+    import numpy as np
+    import pandas as pd
+
+    flow = _column(cols, "flow").astype(np.int64)
+    return pd.DataFrame({
+        "flow": pd.Categorical.from_codes(flow, categories=pd.Index(flow_names)),
+        "t_ns": _column(cols, "t_ns").astype(np.int64),
+        "rtt_ms": _column(cols, "rtt_ns").astype(np.float64) / 1e6,
+    })
+
+
+def _frames_frame(cols: Mapping[str, tuple[str, bytes]], flow_names: list[str]) -> pd.DataFrame:
+    import numpy as np
+    import pandas as pd
+
+    flow = _column(cols, "flow").astype(np.int64)
+    capture, done = _column(cols, "capture_ns").astype(np.int64), _column(cols, "done_ns").astype(np.int64)
+    return pd.DataFrame({
+        "flow": pd.Categorical.from_codes(flow, categories=pd.Index(flow_names)),
+        "frame": _column(cols, "frame").astype(np.int64),
+        "capture_ns": capture,
+        "done_ns": done,
+        "delay_ms": (done - capture).astype(np.float64) / 1e6,
+        "dropped": _column(cols, "dropped").astype(bool),
+    })
 
 
 def _atomic_write(path: Path, write: Callable[[Path], object]) -> None:

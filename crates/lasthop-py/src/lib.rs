@@ -110,6 +110,18 @@ fn run<'py>(
     cols.set_item("drop_reason", ("|u1", PyBytes::new(py, &log.drop_reason)))?;
     cols.set_item("reverse", ("|u1", PyBytes::new(py, &log.reverse)))?;
     d.set_item("packets", cols)?;
+    let rtt = PyDict::new(py);
+    rtt.set_item("flow", ("<u4", PyBytes::new(py, &u32_bytes(&out.rtt.flow))))?;
+    rtt.set_item("t_ns", ("<u8", PyBytes::new(py, &u64_bytes(&out.rtt.t))))?;
+    rtt.set_item("rtt_ns", ("<u8", PyBytes::new(py, &u64_bytes(&out.rtt.rtt))))?;
+    d.set_item("rtt", rtt)?;
+    let fr = PyDict::new(py);
+    fr.set_item("flow", ("<u4", PyBytes::new(py, &u32_bytes(&out.frames.flow))))?;
+    fr.set_item("frame", ("<u8", PyBytes::new(py, &u64_bytes(&out.frames.frame))))?;
+    fr.set_item("capture_ns", ("<u8", PyBytes::new(py, &u64_bytes(&out.frames.capture))))?;
+    fr.set_item("done_ns", ("<u8", PyBytes::new(py, &u64_bytes(&out.frames.done))))?;
+    fr.set_item("dropped", ("|u1", PyBytes::new(py, &out.frames.dropped)))?;
+    d.set_item("frames", fr)?;
     let reasons: Vec<&str> = (0u8..=4).map(drop_name).collect();
     d.set_item("drop_reasons", reasons)?;
     let json = py.import("json")?;

@@ -134,8 +134,10 @@ pub struct RtcSamples {
     pub rtt: Vec<(SimTime, SimDuration)>,
     /// (send time, bytes) of every media, FEC, RTX and padding packet the pacer released.
     pub sent: Vec<(SimTime, u32)>,
-    /// (capture time, bytes) of every encoded frame.
+    /// (capture time, bytes) of every encoded frame, indexed by frame id.
     pub frames: Vec<(SimTime, u64)>,
+    /// (frame id, discard time) of every frame given up.
+    pub dropped: Vec<(u64, SimTime)>,
 }
 
 /// The sender and the receiver of one RTC video flow.
@@ -285,6 +287,7 @@ impl RtcSession {
             match e {
                 ReceiverEvent::Decoded(d) => self.quality.on_decoded(d),
                 ReceiverEvent::Dropped { frame_id, at } => {
+                    self.samples.dropped.push((*frame_id, *at));
                     if *at >= self.measure_from {
                         self.quality.on_dropped(*frame_id)
                     }

@@ -116,6 +116,8 @@ pub struct VideoQuality {
     bins: Vec<u32>,
     /// Frames captured (decoded) or given up before this do not count (the run's warm-up).
     measure_from: SimTime,
+    /// Every decoded frame, measured or not: (frame id, capture, decode time).
+    pub decoded_log: Vec<(u64, SimTime, SimTime)>,
 }
 
 impl VideoQuality {
@@ -130,6 +132,7 @@ impl VideoQuality {
             freeze: FreezeDetector::default(),
             bins: vec![],
             measure_from: SimTime::ZERO,
+            decoded_log: vec![],
         }
     }
 
@@ -139,6 +142,7 @@ impl VideoQuality {
     }
 
     pub fn on_decoded(&mut self, f: &DecodedFrame) {
+        self.decoded_log.push((f.frame_id, f.capture_time, f.decoded));
         if f.capture_time < self.measure_from {
             return;
         }

@@ -157,6 +157,10 @@ pub struct RunOutput {
     /// A digest of the (time, event) sequence: equal digests mean identical event traces.
     pub event_digest: u64,
     pub sim_end: SimTime,
+    /// Every RTT sample of every flow.
+    pub rtt: crate::stats::RttSeries,
+    /// Every video frame decoded or given up.
+    pub frames: crate::stats::FrameSeries,
 }
 
 /// Runs `scenario` (already validated) with `seed`.
@@ -587,6 +591,32 @@ impl World {
                 }
             }
         }
+        let mut rtt = crate::stats::RttSeries::default();
+        let mut frames = crate::stats::FrameSeries::default();
+        for (i, (s, tr)) in self.sources.iter().zip(&self.trackers).enumerate() {
+            let i = i as u32;
+            for &(t, v) in &tr.rtt_series {
+                rtt.push(i, t, v);
+            }
+            let mut log: Vec<(u64, SimTime, SimTime, bool)> = Vec::new();
+            match &s.kind {
+                SourceKind::Rtc(r) => {
+                    let smp = &r.session.samples;
+                    log.extend(r.session.quality.decoded_log.iter().map(|&(id, c, d)| (id, c, d, false)));
+                    log.extend(smp.dropped.iter().filter_map(|&(id, at)| smp.frames.get(id as usize).map(|f| (id, f.0, at, true))));
+                }
+                SourceKind::Tcp(t) => {
+                    if let Some(v) = &t.video {
+                        log.extend(v.receiver.quality.decoded_log.iter().map(|&(id, c, d)| (id, c, d, false)));
+                    }
+                }
+                _ => {}
+            }
+            log.sort_by_key(|x| x.0);
+            for (id, c, d, dropped) in log {
+                frames.push(i, id, c, d, dropped);
+            }
+        }
         let flows = self.trackers.iter_mut().map(|t| t.summarize()).collect();
         let links: Vec<serde_json::Value> = self
             .pipes
@@ -621,6 +651,8 @@ impl World {
             events: self.q.events_processed(),
             event_digest: self.digest,
             sim_end: self.end,
+            rtt,
+            frames,
         }
     }
 }

@@ -46,6 +46,8 @@ pub struct FlowTracker {
     pub goodput: Option<(u64, u64)>,
     /// A video flow's quality report and the bytes it encoded in the window.
     pub video: Option<(QualityReport, u64)>,
+    /// Every RTT sample (time, ns), window or not, for `rtt.parquet`.
+    pub rtt_series: Vec<(SimTime, u64)>,
 }
 
 /// RTT samples above this count in `rtt_over_200ms_ratio` (Zhuge's threshold).
@@ -88,6 +90,7 @@ impl FlowTracker {
             lost_seqs: Vec::new(),
             goodput: None,
             video: None,
+            rtt_series: Vec::new(),
         }
     }
 
@@ -126,6 +129,7 @@ impl FlowTracker {
 
     /// A round-trip sample taken at `now`.
     pub fn on_rtt(&mut self, now: SimTime, rtt: SimDuration) {
+        self.rtt_series.push((now, rtt.as_ns()));
         if now >= self.measure_from && now <= self.measure_to {
             self.rtts.push(rtt.as_ns());
         }

@@ -5,3 +5,5 @@ mod log;
 
 pub use flows::{percentile, FlowSummary, FlowTracker};
 pub use log::{DropReason, PacketLog, Stage, NO_TIME};
+pub mod series;
+pub use series::{FrameSeries, RttSeries};
