@@ -10,7 +10,6 @@ from typing import Any
 
 import click
 
-from lasthop.cli import EXIT_ERROR, EXIT_USAGE
 
 # The terminal table: these flows.parquet columns when present (and set for some flow), in this order.
 # (column, header, scale, decimals); the HTML report and --json carry every column.
@@ -48,6 +47,7 @@ def command(ctx: click.Context, scenario: Path, out: Path | None, seed: int | No
             jobs: int, title: str | None, as_json: bool) -> None:
     """Run every variant of SCENARIO (or the base when it has none), write a report comparing them,
     and print one row per variant and flow."""
+    from lasthop.cli import EXIT_ERROR, EXIT_USAGE
     from lasthop.compare import Outcome, default_root, plan, run_jobs
 
     root = out or default_root(scenario)

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import click
 
-from lasthop.cli import EXIT_USAGE
 
 
 @click.command("report")
@@ -19,6 +18,7 @@ from lasthop.cli import EXIT_USAGE
 def command(ctx: click.Context, run_dirs: tuple[Path, ...], out: Path | None, title: str | None) -> None:
     """Write an HTML report of RUN_DIR... (run directories of `lasthop run` or `lasthop compare`): a
     table of every flow metric per run, latency CCDFs, time series and the per-layer breakdown."""
+    from lasthop.cli import EXIT_USAGE
     from lasthop.report import RunDirError, build_report
 
     try:

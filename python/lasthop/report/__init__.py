@@ -29,11 +29,9 @@ def open_runs(paths: Sequence[str | os.PathLike[str]]) -> list[Run]:
     """Opens every run directory (raising :class:`RunDirError` for the first bad one) and labels the
     runs: the variant name if the summary records one, else the directory name, made unique."""
     runs = [open_run(p) for p in paths]
-    labels = [r.variant or r.path.resolve().name or "run" for r in runs]
-    for i, label in enumerate(labels):
-        if labels.count(label) > 1:
-            parent = runs[i].path.resolve().parent.name
-            labels[i] = f"{parent}/{label}" if parent else label
+    plain = [r.variant or r.path.resolve().name or "run" for r in runs]
+    labels = [f"{r.path.resolve().parent.name}/{label}" if plain.count(label) > 1 and not r.variant else label
+              for r, label in zip(runs, plain)]
     seen: dict[str, int] = {}
     for run, label in zip(runs, labels):
         seen[label] = seen.get(label, 0) + 1

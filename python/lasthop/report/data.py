@@ -57,6 +57,9 @@ QUEUES = {
 }
 """Queue occupancy per layer: a packet is in it from the first stage until the second."""
 
+ROUND_TRIP_KINDS = frozenset({"ping"})
+"""Flow kinds whose latency (in ``flows.parquet``, and so in the report) is the round trip."""
+
 BREAKDOWN_SAMPLE = 200_000
 CCDF_POINTS = 1_000
 MAX_BINS = 3_000
@@ -108,6 +111,8 @@ class FlowSeries:
     breakdown_ms: dict[str, float] = field(default_factory=dict)
     """Mean time per layer (``LAYERS``) of delivered packets; sums to the mean latency."""
     delivered: int = 0
+    round_trip: bool = False
+    """Latency is the round trip (a ``ping`` flow), not one-way."""
 
 
 @dataclass
@@ -198,7 +203,7 @@ def analyse(run: Run) -> RunSeries:
     try:
         schema = pq.read_schema(path)
         stages = [s for s in STAGES if s in schema.names]
-        extra = [c for c in ("reverse", "drop_reason", "size_bytes") if c in schema.names]
+        extra = [c for c in ("seq", "reverse", "drop_reason", "size_bytes") if c in schema.names]
         table = pq.read_table(path, columns=["flow", *extra, *stages])
     except (OSError, pa.ArrowException, ValueError, KeyError) as e:
         raise RunDirError(f"{os.path.join(run.shown, PACKETS_FILE)}: cannot read: {_short(e)}") from None
@@ -211,29 +216,44 @@ def analyse(run: Run) -> RunSeries:
     codes = flow_col.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     dictionary = [str(x) for x in flow_col.dictionary.to_pylist()]
     n = table.num_rows
-    forward = ~_bools(table, "reverse", n)
-    dropped = _bools(table, "drop_reason", n, null_means=False) if "drop_reason" in extra else np.zeros(n, bool)
-    size = table.column("size_bytes").to_numpy().astype(np.float64) if "size_bytes" in extra else np.zeros(n)
     t = {s: pc.cast(table.column(s), pa.float64()).to_numpy() for s in stages}
+    pk = _Packets(
+        t=t, stages=stages, forward=~_bools(table, "reverse", n), delivered=~np.isnan(t["t_delivered_ns"]),
+        seq=table.column("seq").to_numpy().astype(np.int64) if "seq" in extra else np.arange(n, dtype=np.int64),
+        size=table.column("size_bytes").to_numpy().astype(np.float64) if "size_bytes" in extra else np.zeros(n),
+        sent_bin=_bins(t["t_sent_ns"], bin_s, nbins), deliv_bin=_bins(t["t_delivered_ns"], bin_s, nbins),
+        nbins=nbins, bin_s=bin_s, warmup_ns=warmup_ns)
+    dropped = _bools(table, "drop_reason", n)
     del table
 
-    sent, deliv = t["t_sent_ns"], t["t_delivered_ns"]
-    ok = forward & ~np.isnan(deliv)
-    counted = ok & (sent >= warmup_ns)
-    sent_bin = _bins(sent, bin_s, nbins)
-    deliv_bin = _bins(deliv, bin_s, nbins)
+    kinds = dict(zip(run.flow_names, (str(k) for k in run.flows["kind"]))) if "kind" in run.flows.columns else {}
     flows = []
     for name in run.flow_names or dictionary:
-        code = dictionary.index(name) if name in dictionary else -1
-        mine = codes == code
-        flows.append(_flow_series(name, mine & ok, mine & counted, t, stages, sent_bin, deliv_bin, size, nbins,
-                                  bin_s))
+        mine = codes == (dictionary.index(name) if name in dictionary else -1)
+        flows.append(_flow_series(name, mine, pk, round_trip=kinds.get(name) in ROUND_TRIP_KINDS))
     queues = {layer: _occupancy(t[a], t[b], dropped, bin_s, nbins)
               for layer, (a, b) in QUEUES.items() if a in t and b in t and not np.isnan(t[a]).all()}
     return RunSeries(has_packets=True, bin_s=bin_s, t_s=t_s, warmup_s=warmup_ns / 1e9, flows=flows, queues=queues)
 
 
-def _bools(table: Any, name: str, n: int, null_means: bool = False) -> npt.NDArray[np.bool_]:
+@dataclass
+class _Packets:
+    """The columns of one run's packet log, as numpy arrays (times as float ns, NaN if not reached)."""
+
+    t: dict[str, Floats]
+    stages: list[str]
+    forward: npt.NDArray[np.bool_]
+    delivered: npt.NDArray[np.bool_]
+    seq: npt.NDArray[np.int64]
+    size: Floats
+    sent_bin: npt.NDArray[np.int64]
+    deliv_bin: npt.NDArray[np.int64]
+    nbins: int
+    bin_s: float
+    warmup_ns: float
+
+
+def _bools(table: Any, name: str, n: int) -> npt.NDArray[np.bool_]:
     """A boolean column as numpy; for a non-boolean column (``drop_reason``) whether it is set."""
     import pyarrow as pa
 
@@ -241,7 +261,7 @@ def _bools(table: Any, name: str, n: int, null_means: bool = False) -> npt.NDArr
         return np.zeros(n, dtype=bool)
     col = table.column(name)
     if pa.types.is_boolean(col.type):
-        return np.asarray(col.fill_null(null_means).to_numpy(zero_copy_only=False), dtype=bool)
+        return np.asarray(col.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
     return np.asarray(col.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
 
 
@@ -253,17 +273,41 @@ def _bins(t_ns: Floats, bin_s: float, nbins: int) -> npt.NDArray[np.int64]:
     return out
 
 
-def _flow_series(name: str, ok: npt.NDArray[np.bool_], counted: npt.NDArray[np.bool_], t: dict[str, Floats],
-                 stages: list[str], sent_bin: npt.NDArray[np.int64], deliv_bin: npt.NDArray[np.int64],
-                 size: Floats, nbins: int, bin_s: float) -> FlowSeries:
-    sent, deliv = t["t_sent_ns"], t["t_delivered_ns"]
-    lat_all = (deliv[ok] - sent[ok]) / 1e6
-    p50, p99 = _binned_quantiles(sent_bin[ok], lat_all, nbins, (0.5, 0.99))
-    thr = np.bincount(deliv_bin[ok], weights=size[ok], minlength=nbins)[:nbins] * 8 / bin_s / 1e6
-    lat = np.sort((deliv[counted] - sent[counted]) / 1e6)
+def _flow_series(name: str, mine: npt.NDArray[np.bool_], pk: _Packets, round_trip: bool) -> FlowSeries:
+    """A flow's series. Latency is one-way (send → delivery) for its forward packets, or for a
+    ``ping`` flow the round trip (request sent → its reply delivered, matched by ``seq``), as in the
+    flows table. The breakdown then adds the request's and the reply's layers."""
+    sent, deliv = pk.t["t_sent_ns"], pk.t["t_delivered_ns"]
+    ok = np.flatnonzero(mine & pk.forward & pk.delivered)
+    thr = np.bincount(pk.deliv_bin[ok], weights=pk.size[ok], minlength=pk.nbins)[:pk.nbins] * 8 / pk.bin_s / 1e6
+    if round_trip:
+        first, last = _pairs(np.flatnonzero(mine & pk.forward), np.flatnonzero(mine & ~pk.forward & pk.delivered),
+                             pk.seq)
+    else:
+        first, last = ok, ok
+    start = sent[first]
+    lat_all = (deliv[last] - start) / 1e6
+    p50, p99 = _binned_quantiles(pk.sent_bin[first], lat_all, pk.nbins, (0.5, 0.99))
+    counted = start >= pk.warmup_ns
+    lat = np.sort(lat_all[counted])
     x, p = _ccdf(lat)
+    parts = [_breakdown(pk.t, pk.stages, first[counted])]
+    if round_trip:
+        parts.append(_breakdown(pk.t, pk.stages, last[counted]))
+    breakdown = {layer: sum(b.get(layer, 0.0) for b in parts) for layer in LAYERS} if parts[0] else {}
     return FlowSeries(name=name, ccdf_ms=x, ccdf_p=p, latency_p50_ms=p50, latency_p99_ms=p99,
-                      throughput_mbps=thr, breakdown_ms=_breakdown(t, stages, counted), delivered=int(lat.size))
+                      throughput_mbps=thr, breakdown_ms=breakdown, delivered=int(lat.size), round_trip=round_trip)
+
+
+def _pairs(requests: npt.NDArray[np.intp], replies: npt.NDArray[np.intp],
+           seq: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+    """Row indices of (request, reply) pairs with the same ``seq``; replies without a request are left out."""
+    order = np.argsort(seq[requests], kind="stable")
+    sorted_seq = seq[requests][order]
+    pos = np.searchsorted(sorted_seq, seq[replies])
+    found = pos < sorted_seq.size
+    found[found] = sorted_seq[pos[found]] == seq[replies][found]
+    return requests[order[pos[found]]], replies[found]
 
 
 def _ccdf(sorted_ms: Floats) -> tuple[Floats, Floats]:
@@ -296,10 +340,9 @@ def _binned_quantiles(bins: npt.NDArray[np.int64], values: Floats, nbins: int,
     return out
 
 
-def _breakdown(t: dict[str, Floats], stages: list[str], rows: npt.NDArray[np.bool_]) -> dict[str, float]:
+def _breakdown(t: dict[str, Floats], stages: list[str], idx: npt.NDArray[np.intp]) -> dict[str, float]:
     """Mean time (ms) per layer of the selected packets: each packet's stage times sorted, each gap
     charged to the layer of the stage that starts it (``LAYER_FROM``)."""
-    idx = np.flatnonzero(rows)
     if idx.size == 0:
         return {}
     if idx.size > BREAKDOWN_SAMPLE:

@@ -65,17 +65,18 @@ def latency_ccdf(runs: Sequence[Run], series: Sequence[RunSeries], flows: Sequen
     fig = Figure(figsize=(6.2 * ncols, 3.4 * nrows + 0.4), layout="constrained")
     axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
     for ax, flow in zip(axes, flows):
-        drawn = 0
+        drawn, round_trip = 0, False
         for i, (run, s) in enumerate(zip(runs, series)):
             f = _flow(s, flow)
             if f is None or f.ccdf_ms.size == 0:
                 continue
+            round_trip = round_trip or f.round_trip
             color, dash = _style(i)
             ax.step(f.ccdf_ms, f.ccdf_p, where="post", color=color, linestyle=dash, linewidth=1.4, label=run.label)
             drawn += 1
         ax.set_yscale("log")
-        ax.set_title(flow, fontsize=11)
-        ax.set_xlabel("one-way latency (ms)")
+        ax.set_title(f"{flow} (round trip)" if round_trip else flow, fontsize=11)
+        ax.set_xlabel("round-trip time (ms)" if round_trip else "one-way latency (ms)")
         ax.set_ylabel("P(latency ≥ x)")
         for p, txt in ((0.5, "p50"), (0.01, "p99"), (0.001, "p99.9")):
             ax.axhline(p, color="#bbbbbb", linewidth=0.7, linestyle=":", zorder=0)
@@ -108,7 +109,8 @@ def timeseries(run: Run, s: RunSeries, flows: Sequence[str]) -> Figure:
     lat.set_ylabel("latency (ms)")
     lat.set_yscale("log")
     _plain_log_labels(lat)
-    lat.set_title(f"one-way latency per {_dur(s.bin_s)} (by send time)", fontsize=10, loc="left")
+    lat.set_title(f"latency per {_dur(s.bin_s)} (by send time; one-way, round trip for ping flows)", fontsize=10,
+                  loc="left")
     thr.set_ylabel("Mbit/s")
     thr.set_title(f"throughput per {_dur(s.bin_s)} (by delivery time)", fontsize=10, loc="left")
     thr.set_ylim(bottom=0)

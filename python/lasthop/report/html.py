@@ -69,7 +69,9 @@ def _numeric(run: Run, col: str) -> Any:
 
 def fmt(v: Any, integer: bool = False) -> str:
     """A number for a table cell: thousands separators for counts, four significant digits else."""
-    if v is None or (isinstance(v, float) and math.isnan(v)):
+    import pandas as pd
+
+    if v is None or pd.isna(v):
         return '<span class="na">–</span>'
     x = float(v)
     if integer or (x.is_integer() and abs(x) >= 1000):
@@ -153,8 +155,8 @@ def page(title: str, runs: Sequence[Run], series: Sequence[RunSeries], flows: Se
              f"<style>{CSS}</style></head><body>",
              f"<h1>{escape(title)}</h1>",
              f'<p class="meta">lasthop {escape(version)} report of {len(runs)} run{"s" if len(runs) != 1 else ""}. '
-             "Latency is one-way (send to delivery) for packets in each flow's direction, counted after the "
-             "warm-up, like the flows table.</p>",
+             "Latency is one-way (send to delivery) for packets in each flow's direction, or the round trip "
+             "for ping flows, counted after the warm-up, like the flows table.</p>",
              "<h2>Runs</h2>", _runs_table(runs),
              "<h2>Flows</h2>",
              '<p class="meta">One row per run and flow: every numeric column of <code>flows.parquet</code> '
@@ -183,7 +185,8 @@ def page(title: str, runs: Sequence[Run], series: Sequence[RunSeries], flows: Se
         parts.append(f"<figure>{_img('breakdown.png', images['breakdown.png'], 'per-layer latency breakdown')}"
                      "<figcaption>Mean time a delivered packet spends in each layer (wired links; qdisc; mac80211 "
                      "TXQ; driver; hardware queue and channel access; air, from the first attempt to delivery), "
-                     "from the per-packet stage timestamps. Each bar adds up to the mean one-way latency."
+                     "from the per-packet stage timestamps. Each bar adds up to the mean latency (for ping flows, the "
+                     "request's and the reply's layers together make up the round trip)."
                      "</figcaption></figure>")
         parts.append(breakdown_table(runs, series, flows))
     parts.append("</body></html>\n")
