@@ -168,6 +168,9 @@ def test_ctrl_c_stops_cleanly_and_keeps_finished_runs(tmp_path: Path, jobs: str)
     d["output"] = {"packets": False}
     d["variants"] = [{"name": "quick", "set": {"duration_s": 1.0, "warmup_s": 0.0}}, {"name": "endless"}]
     write_scenario(tmp_path / "e.toml", d)
+    stale = tmp_path / "runs" / "e" / "endless" / "summary.json"  # from an earlier compare
+    stale.parent.mkdir(parents=True)
+    stale.write_text("{}")
     # The signal goes to the parent only: with --jobs 2 it must stop its workers itself.
     proc = subprocess.Popen([sys.executable, "-m", "lasthop", "compare", "e.toml", "--jobs", jobs], cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -194,7 +197,7 @@ def test_ctrl_c_stops_cleanly_and_keeps_finished_runs(tmp_path: Path, jobs: str)
     assert "finished runs (complete): runs/e/quick; not finished: endless" in err
     assert "interrupted" in err and "Traceback" not in err
     assert (tmp_path / "runs" / "e" / "quick" / "summary.json").is_file()
-    assert not (tmp_path / "runs" / "e" / "endless" / "summary.json").exists()
+    assert not stale.exists()  # an unfinished run never looks complete
     assert not (tmp_path / "runs" / "e" / "report").exists()
     assert not [p for p in tmp_path.rglob("*") if ".tmp-" in p.name]
 

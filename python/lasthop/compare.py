@@ -84,10 +84,16 @@ def run_jobs(jobs: Sequence[Job], workers: int = 1,
 
 
 def _execute(scenario: Scenario, out: str) -> tuple[str, str, bool]:
-    """Runs one scenario and saves it: ``(status, message, input_error)``."""
+    """Runs one scenario and saves it: ``(status, message, input_error)``.
+
+    The ``summary.json`` of an earlier run in ``out`` goes first, so a run that fails or is
+    interrupted never leaves its directory looking complete with older results.
+    """
+    from lasthop.result import SUMMARY_FILE
     from lasthop.runner import run
 
     try:
+        (Path(out) / SUMMARY_FILE).unlink(missing_ok=True)
         result = run(scenario)
         result.save(out)
     except (ScenarioError, TraceFormatError) as e:
