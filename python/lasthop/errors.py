@@ -11,6 +11,8 @@ and prints one line per problem (``flows[2].rate_mbps: must be a positive number
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypedDict
 
@@ -33,14 +35,22 @@ class LasthopError(Exception):
     """Base class of the errors lasthop raises on purpose."""
 
 
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
 def format_loc(loc: Sequence[str | int]) -> str:
-    """``("flows", 2, "rate_mbps")`` → ``flows[2].rate_mbps``; ``()`` → ``""``."""
+    """``("flows", 2, "rate_mbps")`` → ``flows[2].rate_mbps``; ``()`` → ``""``.
+
+    A key that is not a bare TOML key is quoted, so a variant's ``set`` path stays one item:
+    ``("variants", 1, "set", "aps[0].foo")`` → ``variants[1].set."aps[0].foo"``.
+    """
     out = ""
     for item in loc:
         if isinstance(item, int):
             out += f"[{item}]"
         else:
-            out += f".{item}" if out else str(item)
+            key = item if _BARE_KEY.fullmatch(item) else json.dumps(item, ensure_ascii=False)
+            out += f".{key}" if out else key
     return out
 
 

@@ -8,6 +8,7 @@ Run directory layout (written by :meth:`RunResult.save`)::
     rtt.parquet       every RTT sample (flow, time, RTT)
     frames.parquet    every video frame decoded or given up (flow, frame, capture, done, delay)
     summary.json      lasthop version, git revision, seed, resolved scenario, metrics, event digest
+                      (and ``variant``: name, description, set, when the scenario was a variant)
 
 Each file is written to a temporary name in the same directory and renamed into place, and
 ``summary.json`` is written last: its presence marks a complete run. The summary holds nothing that
@@ -115,7 +116,7 @@ class RunResult:
         """The resolved scenario of this run (running it with ``seed`` reproduces the run)."""
         from lasthop.scenario import Scenario
 
-        return Scenario.from_dict(self.summary["scenario"])
+        return Scenario(self.summary["scenario"], variant=self.summary.get("variant"))
 
     def summary_json(self) -> str:
         """``summary`` as canonical JSON: exactly the bytes of ``summary.json``."""
@@ -128,12 +129,14 @@ class RunResult:
     # -- building from the core -----------------------------------------------------------------------
 
     @classmethod
-    def _from_native(cls, out: Mapping[str, Any]) -> RunResult:
+    def _from_native(cls, out: Mapping[str, Any], variant: Mapping[str, Any] | None = None) -> RunResult:
         import pandas as pd
 
         flows = list(out["flows"])
         names = [f["flow"] for f in flows]
         summary = _summary(out, flows)
+        if variant is not None:
+            summary["variant"] = dict(variant)
         cols, reasons = out["packets"], list(out["drop_reasons"])
         rtt, frames = out.get("rtt"), out.get("frames")
         return cls(summary, pd.DataFrame(flows), lambda: _packets_frame(cols, reasons, names),

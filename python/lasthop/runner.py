@@ -56,7 +56,7 @@ def run(scenario: Scenario | str | os.PathLike[str] | Mapping[str, Any], seed: i
         raise
     if "err" in box:
         raise box["err"]
-    return RunResult._from_native(box["out"])
+    return RunResult._from_native(box["out"], variant=sc.variant_info())
 
 
 def _cancel(done: threading.Event, handle: _lasthop.Progress) -> None:

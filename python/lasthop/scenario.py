@@ -7,6 +7,10 @@ with one item per problem, each naming its field path.
 
 The resolved document (``to_dict()``) is what a run embeds in ``summary.json``; loading it back with
 ``Scenario.from_dict`` reproduces the run.
+
+A file may list ``[[variants]]``, named edits of its base scenario (see :mod:`lasthop.variants`).
+``load(path)`` gives the base, ``load(path, variant=NAME)`` one variant, and ``Scenario.variants(path)``
+every variant, each a validated ``Scenario`` whose ``variant`` property names it.
 """
 
 from __future__ import annotations
@@ -17,11 +21,12 @@ import math
 import os
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from lasthop import _lasthop
+from lasthop import variants as _variants
 from lasthop.errors import ScenarioError
 
 if sys.version_info >= (3, 11):
@@ -37,42 +42,80 @@ _MAX_SEED = 2**64 - 1
 class Scenario:
     """A validated scenario. Build one with :meth:`load` or :meth:`from_dict`."""
 
-    __slots__ = ("_data", "_resolved", "_base_dir", "_source")
+    __slots__ = ("_data", "_resolved", "_base_dir", "_source", "_variant")
 
     def __init__(self, data: Mapping[str, Any], *, base_dir: str | os.PathLike[str] = ".",
-                 source: str | None = None) -> None:
+                 source: str | None = None, variant: Mapping[str, Any] | None = None) -> None:
+        """``data`` is a scenario document; its ``variants`` (if any) are set aside, so a document with
+        variants is its base scenario. ``variant`` is what a run records about the variant this
+        scenario is (``{"name", "description", "set"}``); :meth:`variants` fills it in."""
         if not isinstance(data, Mapping):
             raise ScenarioError.single("invalid_type", f"a scenario must be a table/dict, got {type(data).__name__}")
-        self._data: dict[str, Any] = _to_json_value(data, ())
+        self._data: dict[str, Any] = _to_json_value({k: v for k, v in data.items() if k != _variants.VARIANTS_KEY}, ())
         self._base_dir = os.fspath(base_dir)
         self._source = source
+        self._variant: dict[str, Any] | None = None if variant is None else _to_json_value(variant, ("variant",))
         self._resolved: dict[str, Any] = {}
         self.validate()
 
     # -- constructors ---------------------------------------------------------------------------------
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> Scenario:
-        """Reads a TOML (or, for ``*.json``, JSON) scenario file.
+    def load(cls, path: str | os.PathLike[str], variant: str | None = None) -> Scenario:
+        """Reads a TOML (or, for ``*.json``, JSON) scenario file: its base scenario, or with ``variant``
+        the variant of that name (an unknown name raises a ScenarioError listing the names).
 
         Relative paths inside the file (traces, later) resolve against the file's directory.
         """
-        p = Path(path)
-        shown = os.fspath(path)
-        try:
-            text = p.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise ScenarioError.single("file_unreadable", f"{shown}: no such file", source=shown) from None
-        except (OSError, UnicodeDecodeError) as e:
-            reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
-            raise ScenarioError.single("file_unreadable", f"{shown}: cannot read: {reason}", source=shown) from None
-        data = _parse_json(text, shown) if p.suffix == ".json" else _parse_toml(text, shown)
-        # An absolute base directory, so the scenario resolves the same after a chdir.
-        return cls(data, base_dir=p.parent.resolve(), source=shown)
+        data, base_dir, shown = _read_document(path)
+        if variant is not None:
+            return cls.variants(data, base_dir=base_dir, names=[variant], source=shown)[0]
+        return cls(data, base_dir=base_dir, source=shown)
+
+    @classmethod
+    def variants(cls, scenario: str | os.PathLike[str] | Mapping[str, Any], *,
+                 base_dir: str | os.PathLike[str] = ".", names: Sequence[str] | None = None,
+                 source: str | None = None) -> list[Scenario]:
+        """The variants of a scenario file (a path) or document (a dict), in file order, each a
+        validated Scenario whose :attr:`variant` is its name; ``[]`` when there are none.
+
+        ``names`` selects variants (in that order; only those are applied and validated). Raises one
+        ScenarioError with every problem, located under ``variants[i]``: a malformed entry, a
+        duplicate name, a ``set`` path that does not parse or does not fit the document, a variant
+        whose resulting scenario is invalid, an unknown name in ``names``; or the base's own problems.
+        """
+        if isinstance(scenario, Mapping):
+            data, shown = dict(scenario), source
+        else:
+            data, base_dir, shown = _read_document(scenario)
+        specs, issues = _variants.parse_variants(data.get(_variants.VARIANTS_KEY))
+        if issues:
+            raise ScenarioError(issues, source=shown)
+        if names is not None:
+            by_name = {s.name: s for s in specs}
+            for n in names:
+                if n not in by_name:
+                    raise _variants.unknown_variant(n, [s.name for s in specs], shown)
+            specs = [by_name[n] for n in dict.fromkeys(names)]
+        cls(data, base_dir=base_dir, source=shown)  # the base's own problems are reported as they are
+        out: list[Scenario] = []
+        for spec in specs:
+            doc, problems = _variants.apply_variant(data, spec)
+            if problems:
+                issues += problems
+                continue
+            try:
+                out.append(cls(doc, base_dir=base_dir, source=shown, variant=spec.info()))
+            except ScenarioError as e:
+                issues += _variants.relocate(e.errors(), spec)
+        if issues:
+            raise ScenarioError(issues, source=shown)
+        return out
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], base_dir: str | os.PathLike[str] = ".") -> Scenario:
-        """Builds a scenario from a dict shaped like the TOML file (``lasthop schema`` documents it)."""
+        """Builds a scenario from a dict shaped like the TOML file (``lasthop schema`` documents it);
+        a ``variants`` list in it is set aside (see :meth:`variants`)."""
         return cls(d, base_dir=base_dir)
 
     # -- checks and views -----------------------------------------------------------------------------
@@ -122,7 +165,17 @@ class Scenario:
         """A copy with some top-level keys replaced, e.g. ``sc.replace(duration_s=5)``."""
         data = self.to_dict()
         data.update(changes)
-        return Scenario(data, base_dir=self._base_dir, source=self._source)
+        return Scenario(data, base_dir=self._base_dir, source=self._source, variant=self._variant)
+
+    @property
+    def variant(self) -> str | None:
+        """The name of the variant this scenario is, or ``None`` for a base scenario."""
+        return None if self._variant is None else str(self._variant["name"])
+
+    def variant_info(self) -> dict[str, Any] | None:
+        """``{"name", "description", "set"}`` of this variant (a copy), or ``None``; a run records it
+        in ``summary.json`` as ``variant``."""
+        return copy.deepcopy(self._variant)
 
     @property
     def name(self) -> str:
@@ -166,7 +219,8 @@ class Scenario:
         if not self._resolved:
             return "Scenario(<not validated>)"
         src = f", source={self._source!r}" if self._source else ""
-        return f"Scenario(name={self.name!r}, duration_s={self.duration_s:g}{src})"
+        var = f", variant={self.variant!r}" if self._variant else ""
+        return f"Scenario(name={self.name!r}{var}, duration_s={self.duration_s:g}{src})"
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Scenario) and self._resolved == other._resolved
@@ -175,6 +229,22 @@ class Scenario:
 
 
 # -- parsing helpers ----------------------------------------------------------------------------------
+
+def _read_document(path: str | os.PathLike[str]) -> tuple[dict[str, Any], Path, str]:
+    """The parsed document of a scenario file, its (absolute) directory, and the path as given."""
+    p = Path(path)
+    shown = os.fspath(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ScenarioError.single("file_unreadable", f"{shown}: no such file", source=shown) from None
+    except (OSError, UnicodeDecodeError) as e:
+        reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        raise ScenarioError.single("file_unreadable", f"{shown}: cannot read: {reason}", source=shown) from None
+    data = _parse_json(text, shown) if p.suffix == ".json" else _parse_toml(text, shown)
+    # An absolute base directory, so the scenario resolves the same after a chdir.
+    return data, p.parent.resolve(), shown
+
 
 _TOML_POS = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
 _TOML_END = re.compile(r"\s*\(at end of document\)\s*$")

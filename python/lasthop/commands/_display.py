@@ -21,7 +21,10 @@ def _ms(v: Any) -> str:
 def flows_table(result: RunResult) -> Table:
     """One row per flow: route, traffic, loss, throughput and latency percentiles. Fits 80 columns
     for short names: only the text columns wrap, never the numbers (the flow type is in flows.parquet)."""
-    t = Table(title=f"{result.summary['scenario'].get('name') or 'scenario'} · seed {result.seed}",
+    name = result.summary["scenario"].get("name") or "scenario"
+    variant = (result.summary.get("variant") or {}).get("name")
+    title = f"{name} · variant {variant} · seed {result.seed}" if variant else f"{name} · seed {result.seed}"
+    t = Table(title=title,
               title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     for col in ("flow", "route"):
         t.add_column(col, overflow="fold")

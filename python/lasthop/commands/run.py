@@ -13,9 +13,12 @@ from lasthop.scenario import Scenario
 
 
 def default_out(sc: Scenario) -> Path:
-    """``runs/<scenario name>``, with the name reduced to characters safe in a path."""
+    """``runs/<scenario name>`` (``runs/<scenario name>/<variant>`` for a variant, where ``lasthop
+    compare`` puts it too when the name is the file's stem), with the name reduced to characters safe
+    in a path."""
     safe = re.sub(r"[^\w.-]+", "-", sc.name).strip("-.") or "run"
-    return Path("runs") / safe
+    out = Path("runs") / safe
+    return out / sc.variant if sc.variant else out
 
 
 @click.command("run")
@@ -23,15 +26,17 @@ def default_out(sc: Scenario) -> Path:
 @click.option("--seed", type=click.IntRange(0, 2**64 - 1), help="Master seed (overrides the scenario's).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Run directory to write [default: runs/<scenario name>].")
+@click.option("--variant", metavar="NAME", help="Run the scenario's [[variants]] entry NAME instead of its base.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print the summary as one JSON document on stdout, and nothing else.")
-def command(scenario: Path, seed: int | None, out: Path | None, as_json: bool) -> None:
+def command(scenario: Path, seed: int | None, out: Path | None, variant: str | None, as_json: bool) -> None:
     """Run SCENARIO and write packets.parquet, flows.parquet and summary.json to the run directory."""
-    sc = Scenario.load(scenario)
+    sc = Scenario.load(scenario, variant=variant)
     if seed is not None:
         sc = sc.with_seed(seed)
     out = out or default_out(sc)
-    click.echo(f"lasthop: running {sc.name}: {sc.describe()}", err=True)
+    label = f"{sc.name} (variant {sc.variant})" if sc.variant else sc.name
+    click.echo(f"lasthop: running {label}: {sc.describe()}", err=True)
 
     from lasthop.runner import run
 

@@ -1,0 +1,148 @@
+"""``lasthop compare``: run every variant of a scenario, then one report and one table of them all."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+
+# The terminal table: these flows.parquet columns when present (and set for some flow), in this order.
+# (column, header, scale, decimals); the HTML report and --json carry every column.
+KEY_METRICS = (
+    ("throughput_mbps", "Mbit/s", 1.0, 2),
+    ("goodput_mbps", "goodput Mbit/s", 1.0, 2),
+    ("bitrate_mbps", "bitrate Mbit/s", 1.0, 2),
+    ("loss_rate", "loss %", 100.0, 2),
+    ("latency_p50_ms", "p50 ms", 1.0, 2),
+    ("latency_p99_ms", "p99 ms", 1.0, 2),
+    ("latency_p999_ms", "p99.9 ms", 1.0, 2),
+    ("rtt_p99_ms", "RTT p99 ms", 1.0, 2),
+    ("frame_latency_p99_ms", "frame p99 ms", 1.0, 2),
+    ("frame_deadline_miss_rate", "deadline miss %", 100.0, 2),
+    ("freezes", "freezes", 1.0, 0),
+    ("fps_under_10_ratio", "fps<10 %", 100.0, 2),
+)
+
+
+@click.command("compare")
+@click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Directory for the runs (OUT/<variant>/) and the report (OUT/report/) "
+                   "[default: runs/<scenario file stem>].")
+@click.option("--seed", type=click.IntRange(0, 2**64 - 1), help="Master seed for every variant (overrides the file's).")
+@click.option("--variant", "names", multiple=True, metavar="NAME",
+              help="Run only this variant (repeatable; in the order given) [default: every variant].")
+@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Runs at a time, in worker processes; results are identical to --jobs 1.")
+@click.option("--title", help="Report title [default: the scenario's name and the number of runs].")
+@click.option("--json", "as_json", is_flag=True,
+              help='Print one JSON document {"rows": [...], "report": path} on stdout, and nothing else.')
+@click.pass_context
+def command(ctx: click.Context, scenario: Path, out: Path | None, seed: int | None, names: tuple[str, ...],
+            jobs: int, title: str | None, as_json: bool) -> None:
+    """Run every variant of SCENARIO (or the base when it has none), write a report comparing them,
+    and print one row per variant and flow."""
+    from lasthop.cli import EXIT_ERROR, EXIT_USAGE
+    from lasthop.compare import Outcome, default_root, plan, run_jobs
+
+    root = out or default_root(scenario)
+    todo = plan(scenario, root, names, seed)
+    workers = min(jobs, len(todo))
+    click.echo(f"lasthop: comparing {len(todo)} run{'s' if len(todo) != 1 else ''} of {scenario} into {root}"
+               + (f" ({workers} at a time)" if workers > 1 else ""), err=True)
+
+    def done(o: Outcome) -> None:
+        if o.ok:
+            click.echo(f"  {o.job.name}: done in {o.seconds:.1f} s → {o.job.out}", err=True)
+        else:
+            click.echo(f"  {o.job.name}: failed", err=True)
+
+    outcomes, interrupted = run_jobs(todo, workers, done)
+    finished = [o for o in outcomes if o.ok]
+    if interrupted:
+        kept = ", ".join(str(o.job.out) for o in finished) or "none"
+        left = ", ".join(o.job.name for o in outcomes if not o.ok) or "none"
+        click.echo(f"lasthop: stopped; finished runs (complete): {kept}; not finished: {left}", err=True)
+        raise KeyboardInterrupt
+
+    report = None
+    if finished:
+        from lasthop.report import build_report
+
+        report = build_report([o.job.out for o in finished], root / "report", title)
+    rows = _rows(finished)
+    if as_json:
+        sys.stdout.write(json.dumps({"rows": rows, "report": str(report) if report else None},
+                                    allow_nan=False) + "\n")
+    else:
+        _print_table(rows, scenario)
+        if report:
+            click.echo(f"report: {report}")
+    failed = [o for o in outcomes if o.status == "failed"]
+    for o in failed:
+        for line in o.message.splitlines() or [""]:
+            click.echo(f"error: variant {o.job.name}: {line}", err=True)
+    if failed:
+        click.echo(f"lasthop: {len(failed)} of {len(outcomes)} runs failed; the other run directories are complete",
+                   err=True)
+        ctx.exit(EXIT_USAGE if all(o.input_error for o in failed) else EXIT_ERROR)
+
+
+def _plain(v: Any) -> Any:
+    """A flows.parquet cell as a JSON value (numpy scalars to Python, NaN and NA to null)."""
+    if hasattr(v, "item") and callable(v.item):
+        v = v.item()
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return None
+    if not isinstance(v, (bool, int, float, str)):
+        try:
+            import pandas as pd
+
+            if pd.isna(v):
+                return None
+        except (TypeError, ValueError):
+            pass
+        return str(v)
+    return v
+
+
+def _rows(finished: list[Any]) -> list[dict[str, Any]]:
+    """One dict per (variant, flow): ``variant``, ``run_dir`` and every flows.parquet column."""
+    import pandas as pd
+
+    rows = []
+    for o in finished:
+        flows = pd.read_parquet(o.job.out / "flows.parquet")
+        for rec in flows.to_dict("records"):
+            rows.append({"variant": o.job.name, "run_dir": str(o.job.out), **{str(k): _plain(v) for k, v in rec.items()}})
+    return rows
+
+
+def _print_table(rows: list[dict[str, Any]], scenario: Path) -> None:
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    cols = [m for m in KEY_METRICS if any(r.get(m[0]) is not None for r in rows)]
+    t = Table(title=f"{scenario.stem}: {len({r['variant'] for r in rows})} runs", title_justify="left",
+              box=box.SIMPLE_HEAD, pad_edge=False)
+    t.add_column("variant", overflow="fold")
+    t.add_column("flow", overflow="fold")
+    for _, header, _, _ in cols:
+        t.add_column(header, justify="right", no_wrap=True)
+    last = None
+    for r in rows:
+        cells = []
+        for key, _, scale, decimals in cols:
+            v = r.get(key)
+            cells.append("–" if not isinstance(v, (int, float)) else f"{v * scale:,.{decimals}f}")
+        t.add_row(Text(r["variant"] if r["variant"] != last else ""), Text(str(r.get("flow", ""))), *cells,
+                  end_section=False)
+        last = r["variant"]
+    Console(width=None if sys.stdout.isatty() else 120, highlight=False).print(t)

@@ -1,0 +1,29 @@
+"""``lasthop report``: one offline HTML page (figures and tables) comparing run directories."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+
+@click.command("report")
+@click.argument("run_dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Directory for report.html and its PNGs [default: RUN_DIR/report for one run, else "
+                   "report/ beside the run directories].")
+@click.option("--title", help="Page title [default: the scenario's name and the number of runs].")
+@click.pass_context
+def command(ctx: click.Context, run_dirs: tuple[Path, ...], out: Path | None, title: str | None) -> None:
+    """Write an HTML report of RUN_DIR... (run directories of `lasthop run` or `lasthop compare`): a
+    table of every flow metric per run, latency CCDFs, time series and the per-layer breakdown."""
+    from lasthop.cli import EXIT_USAGE
+    from lasthop.report import RunDirError, build_report
+
+    try:
+        path = build_report(run_dirs, out, title)
+    except RunDirError as e:
+        click.echo(f"error: {e}", err=True)
+        ctx.exit(EXIT_USAGE)
+    click.echo(f"report: {path}")

@@ -1,0 +1,181 @@
+"""``lasthop report``: the HTML page of run directories, what it derives from the packet logs, and bad
+input (exit 2 naming the path)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from support import lasthop_cli, small_scenario
+from test_compare import is_png, wifi_variants
+
+import lasthop
+from lasthop.report import build_report, open_runs
+from lasthop.report.data import _occupancy, analyse, open_run
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two run directories, ``wired`` (the stand-in last hop) and ``wifi`` (the Linux AP path), and a
+    third without a packet log."""
+    root = tmp_path_factory.mktemp("runs")
+    lasthop.run(small_scenario(duration_s=2.0), seed=1).save(root / "wired")
+    wifi = wifi_variants()
+    del wifi["variants"]
+    lasthop.run(wifi, seed=1).save(root / "wifi")
+    quiet = small_scenario(duration_s=2.0)
+    quiet["output"] = {"packets": False}
+    lasthop.run(quiet, seed=1).save(root / "quiet")
+    return root
+
+
+def images(html: str) -> dict[str, bytes]:
+    return {name: base64.b64decode(b64) for b64, name in
+            re.findall(r'<img src="data:image/png;base64,([^"]+)" alt="[^"]*" data-file="([^"]+)">', html)}
+
+
+def rows(html: str) -> list[tuple[str, str]]:
+    return re.findall(r'<tr data-run="([^"]+)" data-flow="([^"]+)">', html)
+
+
+def test_report_on_two_runs(runs: Path) -> None:
+    r = lasthop_cli("report", "wired", "wifi", cwd=runs)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "report: report/report.html"  # beside the runs, in their parent
+    html = (runs / "report" / "report.html").read_text(encoding="utf-8")
+    imgs = images(html)
+    assert list(imgs) == ["latency_ccdf.png", "timeseries_wired.png", "timeseries_wifi.png", "breakdown.png"]
+    for name, data in imgs.items():
+        assert is_png(data) and (runs / "report" / name).read_bytes() == data
+    # Labelled by directory name; one row per run and flow, in the flows tables' order.
+    assert rows(html) == [("wired", "video"), ("wired", "bulk"), ("wifi", "video"), ("wifi", "bulk"), ("wifi", "ping")]
+    for col in ("throughput_mbps", "loss_rate", "latency_p50_ms", "latency_p99_ms", "latency_p999_ms", "sent_packets"):
+        assert f"<th>{col}</th>" in html
+    # The breakdown shows the layers each path has: qdisc for the stand-in, txq and hw for Wi-Fi.
+    assert "<th>qdisc ms</th>" in html and "<th>txq ms</th>" in html and "<th>hw ms</th>" in html
+
+
+def test_report_of_one_run_goes_inside_it_with_a_title(runs: Path) -> None:
+    r = lasthop_cli("report", "wifi", "--title", "Wi-Fi <test> & co", cwd=runs)
+    assert r.returncode == 0, r.stderr
+    html = (runs / "wifi" / "report" / "report.html").read_text(encoding="utf-8")
+    assert "<title>Wi-Fi &lt;test&gt; &amp; co</title>" in html
+    shutil.rmtree(runs / "wifi" / "report")
+
+
+def test_run_without_packet_log(runs: Path, tmp_path: Path) -> None:
+    path = build_report([runs / "quiet", runs / "wired"], tmp_path / "rep")
+    html = path.read_text(encoding="utf-8")
+    assert list(images(html)) == ["latency_ccdf.png", "timeseries_wired.png", "breakdown.png"]
+    assert "quiet: no packet log." in html
+    assert rows(html)[:2] == [("quiet", "video"), ("quiet", "bulk")]
+    only = build_report([runs / "quiet"], tmp_path / "only").read_text(encoding="utf-8")
+    assert images(only) == {} and "No packet log in these runs" in only
+
+
+def test_variant_names_label_runs_and_duplicates_are_told_apart(runs: Path, tmp_path: Path) -> None:
+    shutil.copytree(runs / "wired", tmp_path / "a" / "wired")
+    shutil.copytree(runs / "wired", tmp_path / "b" / "wired")
+    summary = json.loads((tmp_path / "b" / "wired" / "summary.json").read_text())
+    summary["variant"] = {"name": "fq", "description": "", "set": {}}
+    (tmp_path / "b" / "wired" / "summary.json").write_text(json.dumps(summary))
+    shutil.copytree(runs / "wired", tmp_path / "c" / "wired")
+    labels = [r.label for r in open_runs([tmp_path / "a" / "wired", tmp_path / "b" / "wired", tmp_path / "c" / "wired"])]
+    assert labels == ["a/wired", "fq", "c/wired"]
+
+
+def test_new_and_null_flow_columns(runs: Path, tmp_path: Path) -> None:
+    """Flow metrics are found, not listed: a new column shows up, a null cell shows a dash, and a
+    column that is null in every run is left out."""
+    shutil.copytree(runs / "wired", tmp_path / "app")
+    flows = pd.read_parquet(tmp_path / "app" / "flows.parquet")
+    flows["frame_latency_p99_ms"] = [42.5, None]
+    flows["freezes"] = pd.array([3, None], dtype="Int64")
+    flows["rtt_p99_ms"] = [None, None]
+    flows.to_parquet(tmp_path / "app" / "flows.parquet")
+    html = build_report([tmp_path / "app", runs / "wifi"], tmp_path / "rep").read_text(encoding="utf-8")
+    head = re.search(r'<table class="comparison"><thead><tr>(.*?)</tr>', html)
+    assert head is not None
+    cols = re.findall(r"<th>([^<]+)</th>", head.group(1))
+    assert cols[:5] == ["throughput_mbps", "loss_rate", "latency_p50_ms", "latency_p95_ms", "latency_p99_ms"]
+    assert "frame_latency_p99_ms" in cols and "freezes" in cols and "rtt_p99_ms" not in cols
+    app_video = re.search(r'<tr data-run="app" data-flow="video">(.*?)</tr>', html)
+    assert app_video is not None and "<td>42.5</td>" in app_video.group(1) and "<td>3</td>" in app_video.group(1)
+    wifi_video = re.search(r'<tr data-run="wifi" data-flow="video">(.*?)</tr>', html)
+    assert wifi_video is not None and '<span class="na">–</span>' in wifi_video.group(1)
+
+
+def test_derived_series_agree_with_the_flow_metrics(runs: Path) -> None:
+    run = open_run(runs / "wifi")
+    s = analyse(run)
+    metrics = run.summary["metrics"]["flows"]
+    for f in s.flows:
+        m = metrics[f.name]
+        # The breakdown adds up to the mean one-way latency over the same packets (sent after warm-up).
+        assert sum(f.breakdown_ms.values()) == pytest.approx(m["latency_mean_ms"], rel=1e-6)
+        assert f.delivered == m["delivered_packets"]
+        # The CCDF runs from every packet (p = 1) down to the worst one (p = 1/n).
+        assert f.ccdf_p[0] == 1.0 and f.ccdf_p[-1] == pytest.approx(1 / f.delivered)
+        assert f.ccdf_ms[-1] == pytest.approx(m["latency_max_ms"])
+    assert {"txq", "hw"} <= set(s.queues) and s.bin_s == 0.1 and len(s.t_s) == 15
+    video = s.flows[0]
+    assert np.nanmean(video.throughput_mbps[3:]) == pytest.approx(5.0, rel=0.05)
+
+
+def test_queue_occupancy() -> None:
+    nan = np.nan
+    # Packets in the queue over [0, 3), [1, 2), [1.5, never left), and one dropped without a leave time.
+    enq = np.array([0.0, 1.0, 1.5, 2.5]) * 1e9
+    deq = np.array([3.0, 2.0, nan, nan]) * 1e9
+    dropped = np.array([False, False, False, True])
+    occ = _occupancy(enq, deq, dropped, bin_s=1.0, nbins=5)
+    assert occ.tolist() == [1, 3, 3, 2, 1]
+
+
+@pytest.mark.parametrize(("setup", "message"), [
+    (lambda d: None, "nope: no such directory"),
+    (lambda d: d.mkdir(), "nope: not a run directory (no summary.json"),
+    (lambda d: d.write_text("x"), "nope: not a directory"),
+])
+def test_bad_run_directory_exits_2(runs: Path, tmp_path: Path, setup: object, message: str) -> None:
+    assert callable(setup)
+    setup(tmp_path / "nope")
+    r = lasthop_cli("report", runs / "wired", "nope", cwd=tmp_path)
+    assert r.returncode == 2
+    assert r.stderr.strip() == f"error: {message}" or message in r.stderr
+    assert r.stdout == "" and "Traceback" not in r.stderr
+    assert not (tmp_path / "report").exists()
+
+
+@pytest.mark.parametrize(("name", "content", "message"), [
+    ("packets.parquet", b"not parquet at all", "bad/packets.parquet: cannot read: "),
+    ("flows.parquet", b"PAR1garbagePAR1", "bad/flows.parquet: cannot read: "),
+    ("summary.json", b"{not json", "bad/summary.json: cannot read: "),
+    ("summary.json", b'{"format": "something-else"}', "bad/summary.json: not a lasthop run summary"),
+])
+def test_corrupt_run_files_exit_2(runs: Path, tmp_path: Path, name: str, content: bytes, message: str) -> None:
+    shutil.copytree(runs / "wired", tmp_path / "bad")
+    (tmp_path / "bad" / name).write_bytes(content)
+    r = lasthop_cli("report", "bad", cwd=tmp_path)
+    assert r.returncode == 2
+    assert r.stderr.startswith(f"error: {message}"), r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_missing_packets_file_exits_2(runs: Path, tmp_path: Path) -> None:
+    shutil.copytree(runs / "wired", tmp_path / "bad")
+    (tmp_path / "bad" / "packets.parquet").unlink()
+    r = lasthop_cli("report", "bad", cwd=tmp_path)
+    assert r.returncode == 2
+    assert r.stderr.strip() == "error: bad: not a complete run directory (no packets.parquet)"
+
+
+def test_no_run_directories_is_a_usage_error(tmp_path: Path) -> None:
+    r = lasthop_cli("report", cwd=tmp_path)
+    assert r.returncode == 2 and "Missing argument 'RUN_DIRS...'" in r.stderr
