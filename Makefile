@@ -1,5 +1,6 @@
 # The two commands of the README:
-#   make demo  — set up .venv, build the Rust core (release), run the main job and print a summary
+#   make demo  — set up .venv, build the Rust core (release), run the default comparison (every variant of
+#                examples/home_rtc.toml), write its HTML report and print a table
 #   make test  — same idempotent setup, then cargo test for the workspace and pytest
 # Setup needs only python3 (3.10+), cargo and the package registries.
 #
@@ -28,7 +29,7 @@ QUIET_PIP := { grep -v -e "^Requirement already satisfied" -e "^\[notice\]" -e "
 .PHONY: demo test setup build rust-test py-test bench clean
 
 demo: build
-	@$(VENV)/bin/lasthop run examples/quickstart.toml --out runs/quickstart
+	@$(VENV)/bin/lasthop compare examples/home_rtc.toml --out runs/demo
 
 test: build rust-test py-test
 

@@ -71,3 +71,19 @@ def test_version_and_help(tmp_path: Path) -> None:
     assert r.returncode == 0 and lasthop.__version__ in r.stdout
     r = lasthop_cli("--help", cwd=tmp_path)
     assert r.returncode == 0 and all(c in r.stdout for c in ("run", "check", "schema"))
+
+
+def test_run_with_a_users_trace(tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parents[1]
+    trace = tmp_path / "mine.pitree-trace"
+    trace.write_text("100.0 8\n100.5 2\n")
+    r = lasthop_cli("run", root / "examples" / "trace_link.toml", "--trace", trace, "--out", tmp_path / "o", "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout)
+    assert summary["scenario"]["aps"][0]["last_hop"]["trace"] == str(trace)
+    # Bad traces and scenarios without a trace link are errors naming what is wrong.
+    trace.write_text("0 8\n1 x\n")
+    r = lasthop_cli("run", root / "examples" / "trace_link.toml", "--trace", trace, "--out", tmp_path / "o", cwd=tmp_path)
+    assert r.returncode == 2 and f"{trace}:2" in r.stderr, r.stderr
+    r = lasthop_cli("run", root / "examples" / "quickstart.toml", "--trace", trace, "--out", tmp_path / "o", cwd=tmp_path)
+    assert r.returncode == 2 and "capacity_trace" in r.stderr, r.stderr

@@ -97,14 +97,14 @@ def test_new_and_null_flow_columns(runs: Path, tmp_path: Path) -> None:
     flows = pd.read_parquet(tmp_path / "app" / "flows.parquet")
     flows["frame_latency_p99_ms"] = [42.5, None]
     flows["freezes"] = pd.array([3, None], dtype="Int64")
-    flows["rtt_p99_ms"] = [None, None]
+    flows["goodput_mbps"] = [None, None]  # neither run has TCP: null everywhere
     flows.to_parquet(tmp_path / "app" / "flows.parquet")
     html = build_report([tmp_path / "app", runs / "wifi"], tmp_path / "rep").read_text(encoding="utf-8")
     head = re.search(r'<table class="comparison"><thead><tr>(.*?)</tr>', html)
     assert head is not None
     cols = re.findall(r"<th>([^<]+)</th>", head.group(1))
     assert cols[:5] == ["throughput_mbps", "loss_rate", "latency_p50_ms", "latency_p95_ms", "latency_p99_ms"]
-    assert "frame_latency_p99_ms" in cols and "freezes" in cols and "rtt_p99_ms" not in cols
+    assert "frame_latency_p99_ms" in cols and "freezes" in cols and "goodput_mbps" not in cols
     app_video = re.search(r'<tr data-run="app" data-flow="video">(.*?)</tr>', html)
     assert app_video is not None and "<td>42.5</td>" in app_video.group(1) and "<td>3</td>" in app_video.group(1)
     wifi_video = re.search(r'<tr data-run="wifi" data-flow="video">(.*?)</tr>', html)

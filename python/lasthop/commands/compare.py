@@ -14,18 +14,17 @@ import click
 # The terminal table: these flows.parquet columns when present (and set for some flow), in this order.
 # (column, header, scale, decimals); the HTML report and --json carry every column.
 KEY_METRICS = (
-    ("throughput_mbps", "Mbit/s", 1.0, 2),
-    ("goodput_mbps", "goodput Mbit/s", 1.0, 2),
-    ("bitrate_mbps", "bitrate Mbit/s", 1.0, 2),
-    ("loss_rate", "loss %", 100.0, 2),
-    ("latency_p50_ms", "p50 ms", 1.0, 2),
-    ("latency_p99_ms", "p99 ms", 1.0, 2),
-    ("latency_p999_ms", "p99.9 ms", 1.0, 2),
-    ("rtt_p99_ms", "RTT p99 ms", 1.0, 2),
-    ("frame_latency_p99_ms", "frame p99 ms", 1.0, 2),
-    ("frame_deadline_miss_rate", "deadline miss %", 100.0, 2),
+    # (flow column, header, scale, decimals); times in ms, rates in Mbit/s, ratios in %.
+    ("throughput_mbps", "Mb/s", 1.0, 1),
+    ("goodput_mbps", "goodput", 1.0, 1),
+    ("bitrate_mbps", "video", 1.0, 1),
+    ("loss_rate", "loss%", 100.0, 1),
+    ("latency_p99_ms", "p99", 1.0, 1),
+    ("rtt_p99_ms", "RTT p99", 1.0, 1),
+    ("frame_latency_p99_ms", "frame p99", 1.0, 1),
+    ("frame_deadline_miss_rate", "late%", 100.0, 1),
     ("freezes", "freezes", 1.0, 0),
-    ("fps_under_10_ratio", "fps<10 %", 100.0, 2),
+    ("fps_under_10_ratio", "<10fps%", 100.0, 1),
 )
 
 
@@ -130,10 +129,11 @@ def _print_table(rows: list[dict[str, Any]], scenario: Path) -> None:
     from rich.text import Text
 
     cols = [m for m in KEY_METRICS if any(r.get(m[0]) is not None for r in rows)]
-    t = Table(title=f"{scenario.stem}: {len({r['variant'] for r in rows})} runs", title_justify="left",
+    t = Table(title=f"{scenario.stem}: {len({r['variant'] for r in rows})} runs (ms, Mbit/s; full table in the report)",
+              title_justify="left",
               box=box.SIMPLE_HEAD, pad_edge=False)
-    t.add_column("variant", overflow="fold")
-    t.add_column("flow", overflow="fold")
+    t.add_column("variant", no_wrap=True)
+    t.add_column("flow", no_wrap=True)
     for _, header, _, _ in cols:
         t.add_column(header, justify="right", no_wrap=True)
     last = None

@@ -27,11 +27,16 @@ def default_out(sc: Scenario) -> Path:
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Run directory to write [default: runs/<scenario name>].")
 @click.option("--variant", metavar="NAME", help="Run the scenario's [[variants]] entry NAME instead of its base.")
+@click.option("--trace", type=click.Path(dir_okay=False, path_type=Path),
+              help="Capacity trace (pitree `time_s Mbps` or Mahimahi) for every `capacity_trace` last hop.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print the summary as one JSON document on stdout, and nothing else.")
-def command(scenario: Path, seed: int | None, out: Path | None, variant: str | None, as_json: bool) -> None:
+def command(scenario: Path, seed: int | None, out: Path | None, variant: str | None, trace: Path | None,
+            as_json: bool) -> None:
     """Run SCENARIO and write packets.parquet, flows.parquet and summary.json to the run directory."""
     sc = Scenario.load(scenario, variant=variant)
+    if trace is not None:
+        sc = sc.with_trace(trace)
     if seed is not None:
         sc = sc.with_seed(seed)
     out = out or default_out(sc)
