@@ -214,4 +214,6 @@ def test_terminal_table_shows_app_metrics_when_present(capsys: pytest.CaptureFix
     out = capsys.readouterr().out
     assert "frame p99" in out and "freezes" in out and "RTT p99" not in out  # all-null column left out
     call = next(line for line in out.splitlines() if "call" in line).split()
-    assert call[:2] == ["a", "call"] and "55.5" in call and "3" in call and "–" in call
+    assert call[:2] == ["a", "call"] and "55.5" in call and "3" in call
+    bulk = next(line for line in out.splitlines() if "bulk" in line).split()
+    assert "–" in bulk  # no frames on the bulk flow
