@@ -254,7 +254,7 @@ impl World {
                 self.echo(now, pkt);
                 return;
             }
-            if let crate::packet::Hdr::Tcp { seq, len, ack, ts_echo } = pkt.hdr {
+            if let crate::packet::Hdr::Tcp { seq, len, ack, ts_echo, .. } = pkt.hdr {
                 self.tcp_arrival(now, pkt, seq, len, ack, ts_echo);
                 return;
             }
@@ -358,7 +358,7 @@ impl World {
                 break;
             }
             let Some(seg) = t.sender.poll_send(now) else { break };
-            let hdr = crate::packet::Hdr::Tcp { seq: seg.seq, len: seg.len, ack: 0, ts_echo: SimTime::ZERO };
+            let hdr = crate::packet::Hdr::Tcp { seq: seg.seq, len: seg.len, ack: 0, ts_echo: SimTime::ZERO, ecn: Default::default() };
             let pkt = self.emit(now, flow, seg.seq, seg.len + crate::transport::tcp::HEADER_BYTES, (src, dst), hdr);
             self.trackers[flow as usize].on_sent(&pkt);
             self.arrive(now, src, pkt);
@@ -396,7 +396,7 @@ impl World {
         let (src, dst) = (self.sources[flow as usize].src, self.sources[flow as usize].dst);
         let SourceKind::Tcp(t) = &self.sources[flow as usize].kind else { return };
         let blocks = t.receiver.sack_blocks();
-        let hdr = crate::packet::Hdr::Tcp { seq: 0, len: 0, ack: a.ack, ts_echo: a.ts_echo };
+        let hdr = crate::packet::Hdr::Tcp { seq: 0, len: 0, ack: a.ack, ts_echo: a.ts_echo, ecn: Default::default() };
         let pkt = self.emit(now, flow, a.ack, crate::transport::tcp::HEADER_BYTES, (dst, src), hdr);
         self.log.mark_reverse(pkt.id);
         if !blocks.is_empty() {
