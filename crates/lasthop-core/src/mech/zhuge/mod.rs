@@ -138,20 +138,26 @@
 //! Not modelled: the 802.11 management-frame skip of the head timer (no management frames reach the
 //! egress); FastAck's receive window; ABC's dual (Cubic) window for non-ABC bottlenecks; NADA (§6.7).
 
+pub mod ack_delayer;
 pub mod dequeue_window;
 pub mod egress;
 pub mod fortune_teller;
+pub mod hold;
 
+#[cfg(test)]
+mod ack_delayer_tests;
 #[cfg(test)]
 mod fortune_teller_tests;
 #[cfg(test)]
 mod testkit;
 
+pub use ack_delayer::{AckDelayer, AckDelayerParams, AckDelayerStats, DeltaStore, ReleaseScheduler};
 pub use dequeue_window::{DequeueWindow, RateDivisor, TICK};
 pub use egress::{EgressObserver, EgressPacket, Stage};
 pub use fortune_teller::{
     Estimate, FortuneTeller, FortuneTellerParams, FortuneTellerStats, HeadWait, Prediction, Resolution,
 };
+pub use hold::Hold;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
