@@ -143,6 +143,7 @@ pub mod dequeue_window;
 pub mod egress;
 pub mod fortune_teller;
 pub mod hold;
+pub mod twcc_rewriter;
 
 #[cfg(test)]
 mod ack_delayer_tests;
@@ -150,6 +151,8 @@ mod ack_delayer_tests;
 mod fortune_teller_tests;
 #[cfg(test)]
 mod testkit;
+#[cfg(test)]
+mod twcc_rewriter_tests;
 
 pub use ack_delayer::{AckDelayer, AckDelayerParams, AckDelayerStats, DeltaStore, ReleaseScheduler};
 pub use dequeue_window::{DequeueWindow, RateDivisor, TICK};
@@ -158,6 +161,7 @@ pub use fortune_teller::{
     Estimate, FortuneTeller, FortuneTellerParams, FortuneTellerStats, HeadWait, Prediction, Resolution,
 };
 pub use hold::Hold;
+pub use twcc_rewriter::{RtpArrival, TwccEmit, TwccRewriter, TwccRewriterParams, TwccRewriterStats};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
