@@ -141,12 +141,15 @@
 pub mod ack_delayer;
 pub mod dequeue_window;
 pub mod egress;
+pub mod fastack;
 pub mod fortune_teller;
 pub mod hold;
 pub mod twcc_rewriter;
 
 #[cfg(test)]
 mod ack_delayer_tests;
+#[cfg(test)]
+mod fastack_tests;
 #[cfg(test)]
 mod fortune_teller_tests;
 #[cfg(test)]
@@ -157,6 +160,7 @@ mod twcc_rewriter_tests;
 pub use ack_delayer::{AckDelayer, AckDelayerParams, AckDelayerStats, DeltaStore, ReleaseScheduler};
 pub use dequeue_window::{DequeueWindow, RateDivisor, TICK};
 pub use egress::{EgressObserver, EgressPacket, Stage};
+pub use fastack::{AckVerdict, FakeAck, FastAck, FastAckParams, FastAckStats};
 pub use fortune_teller::{
     Estimate, FortuneTeller, FortuneTellerParams, FortuneTellerStats, HeadWait, Prediction, Resolution,
 };
