@@ -138,6 +138,7 @@
 //! Not modelled: the 802.11 management-frame skip of the head timer (no management frames reach the
 //! egress); FastAck's receive window; ABC's dual (Cubic) window for non-ABC bottlenecks; NADA (§6.7).
 
+pub mod abc;
 pub mod ack_delayer;
 pub mod dequeue_window;
 pub mod egress;
@@ -146,6 +147,8 @@ pub mod fortune_teller;
 pub mod hold;
 pub mod twcc_rewriter;
 
+#[cfg(test)]
+mod abc_tests;
 #[cfg(test)]
 mod ack_delayer_tests;
 #[cfg(test)]
@@ -157,6 +160,7 @@ mod testkit;
 #[cfg(test)]
 mod twcc_rewriter_tests;
 
+pub use abc::{AbcMarker, AbcMarkerStats, AbcRouterParams};
 pub use ack_delayer::{AckDelayer, AckDelayerParams, AckDelayerStats, DeltaStore, ReleaseScheduler};
 pub use dequeue_window::{DequeueWindow, RateDivisor, TICK};
 pub use egress::{EgressObserver, EgressPacket, Stage};
