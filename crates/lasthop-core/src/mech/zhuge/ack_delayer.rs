@@ -23,7 +23,7 @@
 //!   at hold.next_wakeup(): while let Some(p) = hold.poll(now) { forward p }
 //! ```
 //!
-//! The original ACK is consumed: only the held copy is forwarded (zhuge.md §3.7 [LH]; the ns-3 code's
+//! The original ACK is consumed: only the held copy is forwarded (zhuge.md §3.7 \[LH\]; the ns-3 code's
 //! promiscuous hook duplicates it, which is not modelled). The release time is never before `now` and
 //! never before the previous ACK's, so a FIFO [`super::Hold`] keeps the order.
 

@@ -17,7 +17,7 @@
 //!
 //! # What happens to the client's ACKs
 //!
-//! No ACK reaches the sender twice (zhuge.md §3.7, §5.2 [LH]); the client's pure ACKs of the flow are
+//! No ACK reaches the sender twice (zhuge.md §3.7, §5.2 \[LH\]); the client's pure ACKs of the flow are
 //! intercepted and each gets an [`AckVerdict`]:
 //! * `ack` above everything sent to the sender (the AP missed a delivery report): **forwarded**, and
 //!   fake ACKs not yet released that it covers are discarded;

@@ -35,7 +35,7 @@
 //!
 //! # Profiles
 //!
-//! | knob | [`design`](FortuneTellerParams::design) | [`parity`](FortuneTellerParams::parity) ([CODE]) |
+//! | knob | [`design`](FortuneTellerParams::design) | [`parity`](FortuneTellerParams::parity) (\[CODE\]) |
 //! |---|---|---|
 //! | `rate_divisor` | non-idle ticks in the window | `window_slots − ni` (TV3 underestimate) |
 //! | `resolution` | ns (sub-ms changes are visible) | whole ms per term, truncated |
@@ -63,7 +63,7 @@ pub enum HeadWait {
     /// Every arrival of a monitored packet overwrites the remembered head, so the timer only grows
     /// across ticks without such arrivals (§2.3, parity quirk).
     TickTimer,
-    /// Exactly how long the current head has been at the head (§2.3 [LH] design).
+    /// Exactly how long the current head has been at the head (§2.3, lasthop's design).
     Exact,
 }
 
@@ -112,7 +112,7 @@ impl Default for FortuneTellerParams {
 }
 
 impl FortuneTellerParams {
-    /// The design profile ([SLIDES]/[LH]).
+    /// The design profile: the slides and the spec's lasthop decisions.
     pub fn design(link: LinkKind) -> Self {
         let wifi = link == LinkKind::Wifi;
         FortuneTellerParams {
@@ -127,7 +127,7 @@ impl FortuneTellerParams {
         }
     }
 
-    /// The released code's behaviour ([CODE]) for a flow whose feedback takes `path`.
+    /// The released code's behaviour for a flow whose feedback takes `path`.
     pub fn parity(link: LinkKind, path: FeedbackPath) -> Self {
         let wifi = link == LinkKind::Wifi;
         FortuneTellerParams {

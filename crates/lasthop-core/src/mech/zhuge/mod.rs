@@ -77,7 +77,7 @@
 //! # Profiles
 //!
 //! Where the slides and the released code disagree, [`Profile::Design`] (the default) follows the
-//! slides and the spec's [LH] decisions, and [`Profile::Parity`] the code. The presets are
+//! slides and the spec's \[LH\] decisions, and [`Profile::Parity`] the code. The presets are
 //! `FortuneTellerParams::preset`, `AckDelayerParams::preset` and `TwccRewriterParams::preset`:
 //!
 //! | | design | parity |
@@ -103,7 +103,7 @@
 //!    uninitialised; the slides say drop).
 //! 4. **qShort and maxBurstSize** (§2.6, §10.8). The slides' `max(queued − maxBurstSize, 0)` is realised
 //!    only as the code's 802.11 allowance; on point-to-point links neither profile has an allowance or
-//!    a head term, as in the code (the spec's [LH] changes only how the head wait is measured).
+//!    a head term, as in the code (the spec's \[LH\] changes only how the head wait is measured).
 //! 5. **Ticks are event-driven**: a tick at `T` sees every call before `T` and none at `T`; an input
 //!    exactly on a tick counts in the next one. ns-3 orders such ties by scheduling order, which the
 //!    spec does not fix.
@@ -178,10 +178,10 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Profile {
-    /// The intended algorithm ([SLIDES] and the spec's [LH] decisions).
+    /// The intended algorithm: the slides and the spec's lasthop decisions.
     #[default]
     Design,
-    /// The released ns-3 code ([CODE]), minus its bugs (ACKs are never duplicated).
+    /// The released ns-3 code, minus its bugs (ACKs are never duplicated).
     Parity,
 }
 
