@@ -37,10 +37,40 @@ pub enum Hdr {
     #[default]
     None,
     /// A TCP segment: `seq` is the first payload byte (0 for a pure ACK), `len` the payload bytes,
-    /// `ack` the cumulative acknowledgement, `ts_echo` the send time of the segment this ACK answers.
-    Tcp { seq: u64, len: u32, ack: u64, ts_echo: SimTime },
+    /// `ack` the cumulative acknowledgement, `ts_echo` the send time of the segment this ACK answers,
+    /// `ecn` the IP header's ECN codepoint (on an ACK: the codepoint echoed from the data segment).
+    Tcp { seq: u64, len: u32, ack: u64, ts_echo: SimTime, ecn: Ecn },
     /// An RTP media packet (or an FEC repair packet) with its transport-wide sequence number.
     Rtp { twcc: u32, frame: u32, index: u16, count: u16, fec: bool, rtx: bool },
     /// RTCP: `report` indexes the run's table of feedback messages (TWCC, NACK).
     Rtcp { report: u32 },
+}
+
+/// The two ECN bits of the IP header (RFC 3168 §5). Besides congestion marking (CE), ABC (Goyal et
+/// al., NSDI'20) uses the two ECT codepoints as its one-bit feedback: ECT(1) = *accelerate*, ECT(0) =
+/// *brake* (zhuge.md §5.3), echoed by the receiver in its ACK.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Ecn {
+    /// Not ECN-capable transport (codepoint 00).
+    #[default]
+    NotEct,
+    /// ECT(1) (01); ABC's *accelerate*.
+    Ect1,
+    /// ECT(0) (10); ABC's *brake*.
+    Ect0,
+    /// Congestion experienced (11).
+    Ce,
+}
+
+impl Ecn {
+    /// The two-bit codepoint as on the wire.
+    pub const fn bits(self) -> u8 {
+        match self {
+            Ecn::NotEct => 0b00,
+            Ecn::Ect1 => 0b01,
+            Ecn::Ect0 => 0b10,
+            Ecn::Ce => 0b11,
+        }
+    }
 }

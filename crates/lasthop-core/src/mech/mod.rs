@@ -7,3 +7,5 @@
 //!   rewriting) at the AP, with the FastAck and ABC baselines;
 //! * QAir and LAST-PQ follow (per-station regulator below the driver; priority flow queues over
 //!   FQ-CoDel with a delay controller).
+
+pub mod zhuge;

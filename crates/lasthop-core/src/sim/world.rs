@@ -282,7 +282,7 @@ impl World {
                 return;
             }
             match pkt.hdr {
-                crate::packet::Hdr::Tcp { seq, len, ack, ts_echo } => {
+                crate::packet::Hdr::Tcp { seq, len, ack, ts_echo, .. } => {
                     self.tcp_arrival(now, pkt, seq, len, ack, ts_echo);
                     return;
                 }
@@ -415,7 +415,7 @@ impl World {
             if let Some(v) = &mut t.video {
                 v.sender.on_unsent(now, t.sender.unsent());
             }
-            let hdr = crate::packet::Hdr::Tcp { seq: seg.seq, len: seg.len, ack: 0, ts_echo: SimTime::ZERO };
+            let hdr = crate::packet::Hdr::Tcp { seq: seg.seq, len: seg.len, ack: 0, ts_echo: SimTime::ZERO, ecn: Default::default() };
             let pkt = self.emit(now, flow, seg.seq, seg.len + crate::transport::tcp::HEADER_BYTES, (src, dst), hdr);
             self.trackers[flow as usize].on_sent(&pkt);
             self.arrive(now, src, pkt);
@@ -456,7 +456,7 @@ impl World {
         let (src, dst) = (self.sources[flow as usize].src, self.sources[flow as usize].dst);
         let SourceKind::Tcp(t) = &self.sources[flow as usize].kind else { return };
         let blocks = t.receiver.sack_blocks();
-        let hdr = crate::packet::Hdr::Tcp { seq: 0, len: 0, ack: a.ack, ts_echo: a.ts_echo };
+        let hdr = crate::packet::Hdr::Tcp { seq: 0, len: 0, ack: a.ack, ts_echo: a.ts_echo, ecn: Default::default() };
         let pkt = self.emit(now, flow, a.ack, crate::transport::tcp::HEADER_BYTES, (dst, src), hdr);
         self.log.mark_reverse(pkt.id);
         if !blocks.is_empty() {

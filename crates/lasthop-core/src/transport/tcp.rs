@@ -161,6 +161,11 @@ impl TcpSender {
         self.limit.map_or(0, |l| l.saturating_sub(self.snd_nxt))
     }
 
+    /// The ACK just passed to [`on_ack`](Self::on_ack) echoed ECN codepoint `ecn` (ABC's marks).
+    pub fn on_ecn_echo(&mut self, now: SimTime, ecn: crate::packet::Ecn) {
+        self.cc.on_ecn_echo(now, ecn);
+    }
+
     /// All data acknowledged (a limited transfer is complete).
     pub fn done(&self) -> bool {
         self.limit.is_some_and(|l| self.snd_una >= l)

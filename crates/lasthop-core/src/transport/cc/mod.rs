@@ -21,6 +21,7 @@
 //! | Cubic + HyStart++ | [`cubic`] | RFC 9438; RFC 9406; Linux `tcp_cubic.c` where the RFC leaves a choice | baselines.md §4.4 |
 //! | BBR v1 | [`bbr`] | Linux `net/ipv4/tcp_bbr.c`; Cardwell et al., ACM Queue 2016 | baselines.md §4.3 |
 //! | Copa (default mode) | [`copa`] | Arun & Balakrishnan, NSDI'18 §2; mvfst `Copa.cpp` | baselines.md §4.2, zhuge.md §5.4 |
+//! | ABC sender | [`abc`] | Goyal et al., NSDI'20; ns-3 `TcpABC` of the Zhuge artifact | baselines.md §4.5, zhuge.md §5.3 |
 //!
 //! The set is closed, so callers hold an [`AnyCc`] built from a [`CcParams`] (a `type`-tagged scenario
 //! table, STYLE 10/16):
@@ -33,6 +34,7 @@
 //! cc = { type = "copa", delta = 0.5 }                      # paper default mode
 //! cc = { type = "copa", delta = 0.02, queue_delay = "latest" }   # Zhuge's `copa-fast2`
 //! cc = { type = "newreno" }
+//! cc = { type = "abc" }                                    # needs ABC marks from the AP (mech::zhuge::abc)
 //! ```
 //!
 //! # Contract with the transport
@@ -43,7 +45,9 @@
 //! 1. [`CongestionControl::on_loss`] if the ACK made it declare packets lost (RACK or 3 duplicate
 //!    ACKs), once per ACK with the sum of their sizes and the send time of the latest of them;
 //! 2. [`CongestionControl::on_ack`] with the [`AckEvent`], whose [`RateSample`] comes from a
-//!    [`DeliveryRateEstimator`] the transport keeps (one [`PacketDeliveryState`] per packet in flight).
+//!    [`DeliveryRateEstimator`] the transport keeps (one [`PacketDeliveryState`] per packet in flight);
+//! 3. [`CongestionControl::on_ecn_echo`] with the ECN codepoint the ACK echoes, for every ACK that
+//!    carries one (only ABC reacts; the others ignore it).
 //!
 //! Loss recovery is the controller's business: a loss of a packet sent before the current recovery
 //! episode began is not a new congestion event (RFC 6582 / RFC 9002 §7.3.2; Linux enters Recovery once
@@ -63,6 +67,7 @@
 //!   754 rounds exactly on every platform; the cube root is Newton's method (no libm), so runs stay
 //!   bit-identical across machines (STYLE 7).
 
+pub mod abc;
 pub mod bbr;
 pub mod copa;
 pub mod cubic;
@@ -84,12 +89,14 @@ mod testkit;
 #[cfg(test)]
 mod tests;
 
+pub use abc::{Abc, AbcParams, AbcStats};
 pub use bbr::{Bbr, BbrMode, BbrParams, BbrStats};
 pub use copa::{Copa, CopaParams, CopaStats, QueueDelaySignal};
 pub use cubic::{Cubic, CubicParams, CubicStats};
 pub use newreno::{NewReno, NewRenoParams, NewRenoStats};
 pub use rate::{DeliveryRateEstimator, PacketDeliveryState, RateSample};
 
+use crate::packet::Ecn;
 use crate::rng::Rng;
 use crate::time::{SimDuration, SimTime};
 use crate::units::BitRate;
@@ -149,6 +156,9 @@ pub trait CongestionControl {
     /// The retransmission timer fired: everything in flight is presumed lost.
     fn on_rto(&mut self, now: SimTime);
 
+    /// An ACK echoed the ECN codepoint `ecn` of the segment it answers (hook; ABC's accelerate/brake).
+    fn on_ecn_echo(&mut self, _now: SimTime, _ecn: Ecn) {}
+
     /// The congestion window in bytes; the transport sends while `bytes_in_flight < cwnd()`.
     fn cwnd(&self) -> u64;
 
@@ -189,6 +199,8 @@ pub enum CcParams {
     Bbr(BbrParams),
     /// Copa, default mode.
     Copa(CopaParams),
+    /// ABC's sender (reacts to the accelerate/brake marks of an ABC router).
+    Abc(AbcParams),
 }
 
 impl Default for CcParams {
@@ -205,6 +217,7 @@ impl CcParams {
             CcParams::Cubic(p) => p.validate(),
             CcParams::Bbr(p) => p.validate(),
             CcParams::Copa(p) => p.validate(),
+            CcParams::Abc(p) => p.validate(),
         }
     }
 
@@ -218,6 +231,7 @@ impl CcParams {
             CcParams::Cubic(p) => AnyCc::Cubic(Cubic::new(p, mss)),
             CcParams::Bbr(p) => AnyCc::Bbr(Box::new(Bbr::new(p, mss, now, rng))),
             CcParams::Copa(p) => AnyCc::Copa(Box::new(Copa::new(p, mss))),
+            CcParams::Abc(p) => AnyCc::Abc(Abc::new(p, mss)),
         })
     }
 }
@@ -229,6 +243,7 @@ pub enum AnyCc {
     Cubic(Cubic),
     Bbr(Box<Bbr>),
     Copa(Box<Copa>),
+    Abc(Abc),
 }
 
 macro_rules! dispatch {
@@ -238,6 +253,7 @@ macro_rules! dispatch {
             AnyCc::Cubic($c) => $e,
             AnyCc::Bbr($c) => $e,
             AnyCc::Copa($c) => $e,
+            AnyCc::Abc($c) => $e,
         }
     };
 }
@@ -254,6 +270,9 @@ impl CongestionControl for AnyCc {
     }
     fn on_rto(&mut self, now: SimTime) {
         dispatch!(self, c => c.on_rto(now))
+    }
+    fn on_ecn_echo(&mut self, now: SimTime, ecn: Ecn) {
+        dispatch!(self, c => c.on_ecn_echo(now, ecn))
     }
     fn cwnd(&self) -> u64 {
         dispatch!(self, c => c.cwnd())

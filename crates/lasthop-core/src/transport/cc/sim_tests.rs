@@ -347,6 +347,7 @@ fn run(params: CcParams, bdp_multiple: u64) -> (Outcome, AnyCc) {
             CcParams::Cubic(_) => "cubic",
             CcParams::Bbr(_) => "bbr",
             CcParams::Copa(_) => "copa",
+            CcParams::Abc(_) => "abc",
         },
         bdp_multiple,
         out.util_all * 100.0,
