@@ -122,7 +122,7 @@ fn run<'py>(
     fr.set_item("done_ns", ("<u8", PyBytes::new(py, &u64_bytes(&out.frames.done))))?;
     fr.set_item("dropped", ("|u1", PyBytes::new(py, &out.frames.dropped)))?;
     d.set_item("frames", fr)?;
-    let reasons: Vec<&str> = (0u8..=4).map(drop_name).collect();
+    let reasons: Vec<&str> = (0u8..=5).map(drop_name).collect();
     d.set_item("drop_reasons", reasons)?;
     let json = py.import("json")?;
     let flows = serde_json::to_string(&out.flows).expect("flows serialize");
@@ -188,6 +188,7 @@ fn drop_name(r: u8) -> &'static str {
         2 => DropReason::Aqm.name(),
         3 => DropReason::RetryLimit.name(),
         4 => DropReason::Deadline.name(),
+        5 => DropReason::Consumed.name(),
         _ => DropReason::None.name(),
     }
 }

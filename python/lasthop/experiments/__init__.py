@@ -13,7 +13,7 @@ import os
 from types import ModuleType
 from typing import Any
 
-from lasthop.experiments import linux_path, transport
+from lasthop.experiments import linux_path, transport, zhuge
 
 EXPERIMENTS: dict[str, Any] = {}
 
@@ -25,6 +25,7 @@ def _register(module: ModuleType) -> None:
 
 _register(linux_path)
 _register(transport)
+_register(zhuge)
 
 
 def takes_trace(name: str) -> bool:

@@ -92,10 +92,19 @@ pub enum RtcpBody {
 }
 
 /// An RTCP packet: the message and when it was created (the DLSR reference).
+///
+/// A TWCC message serves two purposes at the sender: congestion control (GCC) and RTT samples. A
+/// feedback rewriter at the AP (Zhuge) separates them: the client's message goes on for RTT only (as
+/// the Zhuge artifact forwards the client's per-packet acks and replaces only its rate feedback,
+/// zhuge.md §6.4), and the AP's own message goes to GCC only (its arrival times are forecasts).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Rtcp {
     pub body: RtcpBody,
     pub created: SimTime,
+    /// Feed a TWCC body to the congestion controller.
+    pub for_cc: bool,
+    /// Take RTT samples from a TWCC body.
+    pub for_rtt: bool,
 }
 
 impl Rtcp {
@@ -249,7 +258,7 @@ impl RtcSession {
     pub fn on_rtcp(&mut self, now: SimTime, m: &Rtcp) {
         match &m.body {
             RtcpBody::Twcc(fb) => {
-                for st in fb.packets() {
+                for st in fb.packets().into_iter().filter(|_| m.for_rtt) {
                     let (Some(arrival), Some(&sent)) = (st.arrival, self.sent_at.get(&st.seq)) else { continue };
                     let rtt = now.saturating_since(sent).saturating_sub(m.created.saturating_since(arrival));
                     self.samples.rtt.push((now, rtt));
@@ -265,7 +274,7 @@ impl RtcSession {
                 while self.sent_at.first_key_value().is_some_and(|(_, &t)| t < horizon) {
                     self.sent_at.pop_first();
                 }
-                if let Some(gcc) = &mut self.gcc {
+                if let Some(gcc) = self.gcc.as_mut().filter(|_| m.for_cc) {
                     let target = gcc.on_feedback(now, fb);
                     self.source.set_target(media_rate(target, self.fec.params()));
                     self.pacer.set_target(now, target);
@@ -307,7 +316,7 @@ impl RtcSession {
     }
 
     fn rtcp(&self, now: SimTime, body: RtcpBody) -> Rtcp {
-        Rtcp { body, created: now }
+        Rtcp { body, created: now, for_cc: true, for_rtt: true }
     }
 
     /// The quality summary with frame deadline `deadline`.

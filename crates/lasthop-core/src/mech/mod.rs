@@ -8,4 +8,7 @@
 //! * QAir and LAST-PQ follow (per-station regulator below the driver; priority flow queues over
 //!   FQ-CoDel with a delay controller).
 
+pub mod config;
 pub mod zhuge;
+
+pub use config::MechanismConfig;

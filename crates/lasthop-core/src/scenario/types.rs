@@ -59,6 +59,10 @@ pub struct AccessPoint {
     pub name: String,
     /// How the AP reaches its stations.
     pub last_hop: LastHop,
+    /// A mechanism the AP runs on its downlink and on its stations' feedback (Zhuge, FastAck, ABC);
+    /// default none.
+    #[serde(default)]
+    pub mechanism: Option<crate::mech::MechanismConfig>,
 }
 
 /// The last hop between an AP and its stations.

@@ -76,6 +76,9 @@ fn check_nodes(sc: &Scenario, is: &mut Issues) -> BTreeMap<String, NodeKind> {
         let loc = root.key("aps").index(i);
         add(is, loc.key("name"), &a.name, NodeKind::Ap);
         check_last_hop(&a.last_hop, &loc.key("last_hop"), is);
+        if let Some(m) = &a.mechanism {
+            check_mechanism(sc, m, &loc.key("mechanism"), is);
+        }
     }
     for (i, s) in sc.stations.iter().enumerate() {
         let loc = root.key("stations").index(i);
@@ -113,6 +116,24 @@ fn check_last_hop(lh: &LastHop, loc: &Loc, is: &mut Issues) {
             is.non_negative(loc.key("delay_ms"), *delay_ms);
             is.positive(loc.key("uplink_rate_mbps"), *uplink_rate_mbps);
             check_queue(queue, &loc.key("queue"), is);
+        }
+    }
+}
+
+fn check_mechanism(sc: &Scenario, m: &crate::mech::MechanismConfig, loc: &Loc, is: &mut Issues) {
+    if let Err((path, reason)) = m.validate() {
+        let mut at = loc.clone();
+        for part in path.split('.') {
+            at = at.key(part);
+        }
+        is.push(at, reason, json!(null));
+    }
+    if let Some(names) = m.flows() {
+        for (i, n) in names.iter().enumerate() {
+            let known = sc.flows.iter().enumerate().any(|(j, f)| f.common().name.map(str::to_string).unwrap_or_else(|| format!("flow{j}")) == *n);
+            if !known {
+                is.push(loc.key("flows").index(i), format!("no flow named '{n}'"), json!(n));
+            }
         }
     }
 }

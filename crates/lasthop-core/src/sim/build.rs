@@ -73,17 +73,20 @@ impl Built {
                 pipes.push(p);
             }
         }
+        let mut down_pipe_of_ap: Vec<Option<u32>> = vec![None; sc.aps.len()];
         for (ai, ap) in sc.aps.iter().enumerate() {
             let ap_id = topology::ap_node(sc, ai);
             match &ap.last_hop {
                 LastHop::Wired { rate_mbps, uplink_rate_mbps, delay_ms, queue } => {
                     let up = mbps(uplink_rate_mbps.unwrap_or(*rate_mbps));
                     let hops = stand_in_pipes(&mut pipes, &ap.name, ap_id, Server::Fixed(mbps(*rate_mbps)), up, millis(*delay_ms), queue, seed);
+                    down_pipe_of_ap[ai] = Some(hops.0);
                     connect_stations(&mut pipe_between, &nodes, ai, ap_id, hops);
                 }
                 LastHop::CapacityTrace { trace, format, delay_ms, uplink_rate_mbps, scale, queue } => {
                     let server = crate::link::trace_server(trace, *format, *scale).expect("validated");
                     let hops = stand_in_pipes(&mut pipes, &ap.name, ap_id, server, mbps(*uplink_rate_mbps), millis(*delay_ms), queue, seed);
+                    down_pipe_of_ap[ai] = Some(hops.0);
                     connect_stations(&mut pipe_between, &nodes, ai, ap_id, hops);
                 }
                 LastHop::Wifi(w) => {
@@ -144,7 +147,7 @@ impl Built {
                     let rng = Rng::derive(seed, &format!("flows/{name}/cc"));
                     let sender = crate::transport::tcp::TcpSender::new(&u.tcp, start, rng, u.bytes).expect("validated");
                     let receiver = crate::transport::tcp::TcpReceiver::new(&u.tcp);
-                    let t = super::world::TcpFlow { sender, receiver, start, stop, timer: None, video: None };
+                    let t = super::world::TcpFlow { sender, receiver, start, stop, timer: None, ecn_echo: Default::default(), video: None };
                     (SourceKind::Tcp(Box::new(t)), u.tcp.mss)
                 }
                 Flow::TcpVideo(u) => {
@@ -156,7 +159,7 @@ impl Built {
                         receiver: crate::app::tcp_video::TcpVideoReceiver::new(measure_from.max(start)),
                         deadline: millis(u.deadline_ms),
                     };
-                    let t = super::world::TcpFlow { sender, receiver, start, stop, timer: None, video: Some(Box::new(video)) };
+                    let t = super::world::TcpFlow { sender, receiver, start, stop, timer: None, ecn_echo: Default::default(), video: Some(Box::new(video)) };
                     (SourceKind::Tcp(Box::new(t)), u.tcp.mss)
                 }
                 Flow::Rtc(u) => {
@@ -188,6 +191,26 @@ impl Built {
             tracker.rtt_is_latency = echo;
             trackers.push(tracker);
         }
+        let mut mechs = Vec::new();
+        let mut mech_of_node = vec![None; n];
+        let mut mech_of_pipe = vec![None; pipes.len()];
+        let mut mech_of_station = vec![None; n];
+        for (ai, ap) in sc.aps.iter().enumerate() {
+            let Some(cfg) = &ap.mechanism else { continue };
+            let ap_id = topology::ap_node(sc, ai);
+            let flows = super::mech::managed_flows(sc, cfg, ai, id);
+            let m = mechs.len();
+            mechs.push(super::mech::ApMech::new(cfg, ap.name.clone(), ap_id, down_pipe_of_ap[ai], &flows, seed));
+            mech_of_node[ap_id as usize] = Some(m);
+            if let Some(p) = down_pipe_of_ap[ai] {
+                mech_of_pipe[p as usize] = Some(m);
+            }
+            for (si, st) in sc.stations.iter().enumerate() {
+                if sc.ap_of(st) == ai {
+                    mech_of_station[sc.servers.len() + sc.aps.len() + si] = Some(m);
+                }
+            }
+        }
         World {
             q: EventQueue::new(),
             end,
@@ -205,6 +228,11 @@ impl Built {
             next_packet_id: 0,
             drops: Vec::new(),
             digest: 0xcbf2_9ce4_8422_2325,
+            mechs,
+            mech_of_node,
+            mech_of_pipe,
+            mech_of_station,
+            pending_local: Vec::new(),
         }
     }
 }

@@ -3,6 +3,7 @@
 //! they are for, so there are no shared pointers and no HashMap iteration on the event path.
 
 mod build;
+mod mech;
 pub mod topology;
 mod world;
 

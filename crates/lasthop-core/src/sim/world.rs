@@ -26,6 +26,8 @@ pub(crate) enum Event {
     Wifi(WifiEvent),
     /// A transport timer of flow `flow` (TCP pacing, RTO, delayed ACK).
     FlowTimer { flow: u32 },
+    /// The timer of the mechanism at AP mechanism index `ap`.
+    Mech { ap: u32 },
 }
 
 /// The next hop of a route.
@@ -59,6 +61,7 @@ impl Event {
             Event::Wifi(WifiEvent::ExchangeEnd { node }) => 6 | (*node as u64) << 8,
             Event::Wifi(WifiEvent::TxopContinue { node }) => 7 | (*node as u64) << 8,
             Event::FlowTimer { flow } => 8 | (*flow as u64) << 8,
+            Event::Mech { ap } => 9 | (*ap as u64) << 8,
         }
     }
 }
@@ -88,6 +91,8 @@ pub(crate) struct TcpFlow {
     pub start: SimTime,
     pub stop: SimTime,
     pub timer: Option<(TimerId, SimTime)>,
+    /// The ECN codepoint of the last data segment the receiver got, echoed in its ACKs (ABC).
+    pub ecn_echo: crate::packet::Ecn,
     /// A video application writing frames into the connection (`tcp_video` flows).
     pub video: Option<Box<TcpVideoApp>>,
 }
@@ -134,6 +139,14 @@ pub(crate) struct World {
     pub next_packet_id: u64,
     pub drops: Vec<Dropped>,
     pub digest: u64,
+    /// AP mechanisms (Zhuge, FastAck, ABC), and which AP node, stand-in pipe and station each serves.
+    pub mechs: Vec<super::mech::ApMech>,
+    pub mech_of_node: Vec<Option<usize>>,
+    pub mech_of_pipe: Vec<Option<usize>>,
+    pub mech_of_station: Vec<Option<usize>>,
+    /// FastAck local retransmissions decided while handling an uplink ACK: (mech, flow, seq, len,
+    /// header, station).
+    pub pending_local: Vec<(usize, u32, u64, u32, crate::packet::Hdr, NodeId)>,
 }
 
 /// Called periodically with the simulated time; return `false` to stop the run.
@@ -224,6 +237,7 @@ impl World {
                 self.arrive(now, at, pkt);
             }
             Event::FlowTimer { flow } => self.on_flow_timer(now, flow),
+            Event::Mech { ap } => self.on_mech_timer(now, ap as usize),
             Event::Wifi(ev) => {
                 let m = self.medium.as_mut().expect("Wi-Fi events need a medium");
                 let mut out = Outputs { log: &mut self.log, delivered: &mut self.delivered, dropped: &mut self.drops };
@@ -242,6 +256,11 @@ impl World {
         while i < self.delivered.len() {
             let (at, pkt) = self.delivered[i];
             i += 1;
+            if let Some(&Some(m)) = self.mech_of_station.get(at as usize) {
+                if self.mechs[m].down_pipe.is_none() {
+                    self.mech_departed(now, m, &pkt);
+                }
+            }
             self.arrive(now, at, pkt);
         }
         self.delivered.clear();
@@ -274,9 +293,12 @@ impl World {
     }
 
     /// A packet is at node `at`: deliver it or forward it along its route.
-    fn arrive(&mut self, now: SimTime, at: NodeId, pkt: Packet) {
+    pub(crate) fn arrive(&mut self, now: SimTime, at: NodeId, mut pkt: Packet) {
         if at == pkt.dst {
             self.log.stamp(pkt.id, Stage::Delivered, now);
+            if !self.mechs.is_empty() {
+                self.mech_delivered(now, &pkt);
+            }
             if self.sources[pkt.flow as usize].echo {
                 self.echo(now, pkt);
                 return;
@@ -300,7 +322,17 @@ impl World {
             self.refill(now, pkt.flow);
             return;
         }
-        let pipe = match self.route[at as usize][pkt.dst as usize].expect("validated scenarios are routable") {
+        let hop = self.route[at as usize][pkt.dst as usize].expect("validated scenarios are routable");
+        if let Some(m) = self.mech_at(at) {
+            if self.mech_of_station.get(pkt.src as usize).copied().flatten() == Some(m) {
+                if self.mech_uplink(now, m, pkt) {
+                    return;
+                }
+            } else {
+                self.mech_downlink(now, m, &mut pkt, hop);
+            }
+        }
+        let pipe = match hop {
             Hop::Pipe(p) => p,
             Hop::Wifi(next) => {
                 let m = self.medium.as_mut().expect("Wi-Fi hops need a medium");
@@ -337,6 +369,9 @@ impl World {
                 self.log.stamp_first(pkt.id, Stage::AirStart, now);
             }
             self.q.schedule(end, Event::PipeTxEnd { pipe });
+            if !self.mechs.is_empty() {
+                self.mech_pipe_start(now, pipe, &pkt);
+            }
         }
         while let Some(d) = self.drops.pop() {
             self.dropped(now, d);
@@ -351,12 +386,18 @@ impl World {
         }
         let at = now + p.delay;
         self.q.schedule(at, Event::PipeArrive { pipe, pkt });
+        if let Some(&Some(m)) = self.mech_of_pipe.get(pipe as usize) {
+            self.mech_departed(now, m, &pkt);
+        }
         self.kick_pipe(now, pipe);
     }
 
     fn dropped(&mut self, now: SimTime, (pkt, reason): Dropped) {
         debug_assert_ne!(reason, DropReason::None);
         self.log.drop(pkt.id, reason);
+        if !self.mechs.is_empty() {
+            self.mech_dropped(now, &pkt);
+        }
         let origin = self.echo_origin.remove(&pkt.id).unwrap_or(pkt.sent);
         self.sack_blocks.remove(&pkt.id);
         self.rtp.remove(&pkt.id);
@@ -385,7 +426,7 @@ impl World {
     }
 
     /// Emits a packet of flow `flow` from `src` to `dst` (a TCP segment or ACK, an echo reply).
-    fn emit(&mut self, now: SimTime, flow: u32, seq: u64, size: u32, (src, dst): (NodeId, NodeId), hdr: crate::packet::Hdr) -> Packet {
+    pub(crate) fn emit(&mut self, now: SimTime, flow: u32, seq: u64, size: u32, (src, dst): (NodeId, NodeId), hdr: crate::packet::Hdr) -> Packet {
         let dscp = self.sources[flow as usize].dscp;
         let pkt = Packet { id: self.next_packet_id, flow, seq, size, src, dst, dscp, sent: now, enqueued: now, hdr };
         self.next_packet_id += 1;
@@ -456,7 +497,7 @@ impl World {
         let (src, dst) = (self.sources[flow as usize].src, self.sources[flow as usize].dst);
         let SourceKind::Tcp(t) = &self.sources[flow as usize].kind else { return };
         let blocks = t.receiver.sack_blocks();
-        let hdr = crate::packet::Hdr::Tcp { seq: 0, len: 0, ack: a.ack, ts_echo: a.ts_echo, ecn: Default::default() };
+        let hdr = crate::packet::Hdr::Tcp { seq: 0, len: 0, ack: a.ack, ts_echo: a.ts_echo, ecn: t.ecn_echo };
         let pkt = self.emit(now, flow, a.ack, crate::transport::tcp::HEADER_BYTES, (dst, src), hdr);
         self.log.mark_reverse(pkt.id);
         if !blocks.is_empty() {
@@ -471,6 +512,9 @@ impl World {
         if len > 0 {
             self.trackers[flow as usize].on_delivered(&pkt, pkt.sent, now);
             let SourceKind::Tcp(t) = &mut self.sources[flow as usize].kind else { return };
+            if let crate::packet::Hdr::Tcp { ecn, .. } = pkt.hdr {
+                t.ecn_echo = ecn;
+            }
             let before = t.receiver.delivered_bytes;
             let ack = t.receiver.on_segment(now, seq, len, pkt.sent);
             let after = t.receiver.delivered_bytes;
@@ -489,6 +533,11 @@ impl World {
             }
             let SourceKind::Tcp(t) = &mut self.sources[flow as usize].kind else { return };
             t.sender.on_ack(now, ack, &blocks, ts_echo);
+            if let crate::packet::Hdr::Tcp { ecn, .. } = pkt.hdr {
+                if ecn != crate::packet::Ecn::NotEct {
+                    t.sender.on_ecn_echo(now, ecn);
+                }
+            }
             self.tcp_pump(now, flow);
         }
     }
@@ -647,7 +696,12 @@ impl World {
         RunOutput {
             packets: self.log,
             flows,
-            components: serde_json::json!({ "links": links, "wifi": wifi, "transports": transports }),
+            components: serde_json::json!({
+                "links": links,
+                "wifi": wifi,
+                "transports": transports,
+                "mechanisms": self.mechs.iter().map(|m| m.stats()).collect::<Vec<_>>(),
+            }),
             events: self.q.events_processed(),
             event_digest: self.digest,
             sim_end: self.end,

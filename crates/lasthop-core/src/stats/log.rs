@@ -66,6 +66,9 @@ pub enum DropReason {
     RetryLimit = 3,
     /// Exceeded a latency or lifetime limit.
     Deadline = 4,
+    /// Taken out at the AP by a mechanism that answers in its place (the client's TWCC under Zhuge,
+    /// ACKs FastAck already sent).
+    Consumed = 5,
 }
 
 impl DropReason {
@@ -73,6 +76,7 @@ impl DropReason {
         match self {
             DropReason::None => "",
             DropReason::QueueFull => "queue_full",
+            DropReason::Consumed => "consumed",
             DropReason::Aqm => "aqm",
             DropReason::RetryLimit => "retry_limit",
             DropReason::Deadline => "deadline",

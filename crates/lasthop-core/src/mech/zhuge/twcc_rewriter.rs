@@ -82,6 +82,12 @@ pub struct TwccRewriterParams {
     /// SSRC fields of the messages (lasthop's receivers use 0).
     pub sender_ssrc: u32,
     pub media_ssrc: u32,
+    /// Keep forecast arrivals at least `bytes / estimated rate` apart, as the link can deliver them no
+    /// faster. Without it, a sender outrunning the link behind an AQM that drops at dequeue is told
+    /// its packets arrive as fast as it sends them (the reports go out before the drops): a flat delay
+    /// and an acknowledged rate equal to the send rate, so GCC never backs off. Default true (a
+    /// lasthop decision, not in the spec); `parity` sets false.
+    pub drain_spacing: bool,
 }
 
 impl Default for TwccRewriterParams {
@@ -92,6 +98,7 @@ impl Default for TwccRewriterParams {
             max_seqs: 1 << 15,
             sender_ssrc: 0,
             media_ssrc: 0,
+            drain_spacing: true,
         }
     }
 }
@@ -100,7 +107,7 @@ impl TwccRewriterParams {
     pub fn preset(profile: Profile) -> Self {
         match profile {
             Profile::Design => Self::default(),
-            Profile::Parity => TwccRewriterParams { emit: TwccEmit::PerSample1ms, ..Self::default() },
+            Profile::Parity => TwccRewriterParams { emit: TwccEmit::PerSample1ms, drain_spacing: false, ..Self::default() },
         }
     }
 
@@ -158,6 +165,8 @@ pub struct TwccRewriter {
     table: BTreeMap<u64, (SimTime, SimTime)>,
     window_start: Option<u64>,
     last_arrival: Option<SimTime>,
+    /// The latest forecast arrival at the client (for `drain_spacing`).
+    last_forecast: Option<SimTime>,
     next_due: Option<SimTime>,
     pending: Option<Sample>,
     last_reported: Option<u64>,
@@ -177,6 +186,7 @@ impl TwccRewriter {
             table: BTreeMap::new(),
             window_start: None,
             last_arrival: None,
+            last_forecast: None,
             next_due: None,
             pending: None,
             last_reported: None,
@@ -190,7 +200,15 @@ impl TwccRewriter {
     pub fn on_downlink_rtp(&mut self, now: SimTime, pkt: RtpArrival, ft: &mut FortuneTeller) {
         if self.params.emit != TwccEmit::PerSample1ms {
             if ft.ticked(now) {
-                let d = ft.predict(now, 0).total;
+                let mut d = ft.predict(now, 0).total;
+                if self.params.drain_spacing {
+                    let rate = ft.estimate(now).rate_bps.max(1);
+                    let gap = SimDuration::from_ns(pkt.bytes as u64 * 8 * 1_000_000_000 / rate);
+                    if let Some(prev) = self.last_forecast {
+                        d = d.max((prev + gap).saturating_since(now));
+                    }
+                    self.last_forecast = Some(now + d);
+                }
                 self.record_prediction(now, pkt.seq, d);
             } else {
                 self.stats.not_recorded += 1;

@@ -1,0 +1,84 @@
+//! `aps[].mechanism`: what an AP runs on top of its last hop, `type`-tagged.
+//!
+//! ```toml
+//! mechanism = { type = "zhuge" }                               # Fortune Teller + Feedback Updater
+//! mechanism = { type = "zhuge", profile = "parity", flows = ["call"] }
+//! mechanism = { type = "fastack" }                              # AP-generated TCP ACKs (baseline)
+//! mechanism = { type = "abc" }                                  # ABC router marking (baseline)
+//! ```
+
+use super::zhuge::{AbcRouterParams, AckDelayerParams, FastAckParams, Profile, TwccRewriterParams};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// A mechanism installed at an AP.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum MechanismConfig {
+    /// Zhuge (SIGCOMM'22): per-packet delay forecasts at the AP fed back at once, by delaying the
+    /// flow's TCP ACKs (out-of-band) or by rewriting its TWCC feedback (in-band, RTP flows).
+    Zhuge(ZhugeConfig),
+    /// FastAck: the AP acknowledges TCP data it delivered on the last hop itself and suppresses the
+    /// client's ACKs for it (zhuge.md §5.2); serves every `tcp`/`tcp_video` flow to its stations.
+    Fastack(FastAckParams),
+    /// ABC: the AP marks each TCP data packet accelerate or brake from its dequeue rate and queueing
+    /// delay; senders use `cc = { type = "abc" }` (zhuge.md §5.3). Marks every `tcp`/`tcp_video` flow
+    /// to its stations.
+    Abc(AbcRouterParams),
+}
+
+/// `{ type = "zhuge", profile = "design", flows = [...], ack_delayer = {...}, twcc = {...} }`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct ZhugeConfig {
+    /// `design` (default: the slides and the spec's decisions) or `parity` (the released code's
+    /// behaviour, minus its bugs).
+    pub profile: Profile,
+    /// Names of the flows Zhuge manages; default every `rtc` (in-band), `tcp` and `tcp_video`
+    /// (out-of-band) flow to this AP's stations.
+    pub flows: Option<Vec<String>>,
+    /// Out-of-band Feedback Updater settings; default the profile's preset.
+    pub ack_delayer: Option<AckDelayerParams>,
+    /// In-band Feedback Updater settings; default the profile's preset.
+    pub twcc: Option<TwccRewriterParams>,
+}
+
+impl MechanismConfig {
+    /// The flow names it is restricted to, if any.
+    pub fn flows(&self) -> Option<&[String]> {
+        match self {
+            MechanismConfig::Zhuge(z) => z.flows.as_deref(),
+            MechanismConfig::Fastack(_) | MechanismConfig::Abc(_) => None,
+        }
+    }
+
+    /// The first invalid parameter as (field path inside the table, reason).
+    pub fn validate(&self) -> Result<(), (String, String)> {
+        let e = |prefix: &str, f: &str, r: &str| Err((if prefix.is_empty() { f.to_string() } else { format!("{prefix}.{f}") }, r.to_string()));
+        match self {
+            MechanismConfig::Zhuge(z) => {
+                if let Some(a) = &z.ack_delayer {
+                    if let Err(x) = a.validate() {
+                        return e("ack_delayer", x.field, x.reason);
+                    }
+                }
+                if let Some(t) = &z.twcc {
+                    if let Err(x) = t.validate() {
+                        return e("twcc", x.field, x.reason);
+                    }
+                }
+            }
+            MechanismConfig::Fastack(f) => {
+                if let Err(x) = f.validate() {
+                    return e("", x.field, x.reason);
+                }
+            }
+            MechanismConfig::Abc(a) => {
+                if let Err(x) = a.validate() {
+                    return e("", x.field, x.reason);
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,120 @@
+//! AP mechanisms end to end: Zhuge, FastAck and ABC on a trace-driven last hop.
+
+use lasthop_core::scenario::Scenario;
+use lasthop_core::sim::{self, RunOutput};
+use std::path::{Path, PathBuf};
+
+fn run(toml: &str, seed: u64) -> RunOutput {
+    let sc = Scenario::from_toml_str(toml, Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+    sim::run(&sc, seed, &mut |_| true).unwrap()
+}
+
+/// A pitree trace: 20 Mbit/s until `drop_s`, then 2 Mbit/s (one line per 40 ms), in a temp file.
+fn drop_trace(name: &str, drop_s: f64, end_s: f64) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("lasthop-mech-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(format!("{name}.pitree-trace"));
+    let mut s = String::new();
+    let mut t = 0.0;
+    while t < end_s {
+        s += &format!("{t:.3} {}\n", if t < drop_s { 20.0 } else { 2.0 });
+        t += 0.04;
+    }
+    std::fs::write(&p, s).unwrap();
+    p
+}
+
+/// §6.1's topology with `flow` and AP `mechanism` over `trace`.
+fn scenario(trace: &Path, queue: &str, mechanism: &str, flow: &str, duration: f64) -> String {
+    format!(
+        "duration_s = {duration}\nwarmup_s = 2\n[[servers]]\nname = \"snd\"\n[[aps]]\nname = \"ap\"\n{mechanism}\n\
+         last_hop = {{ type = \"capacity_trace\", trace = \"{}\", delay_ms = 16, queue = {queue} }}\n\
+         [[stations]]\nname = \"cli\"\n[[links]]\na = \"snd\"\nb = \"ap\"\nrate_mbps = 1000\ndelay_ms = 9\n\
+         [[flows]]\nname = \"video\"\nfrom = \"snd\"\nto = \"cli\"\nstart_s = 1\n{flow}\n",
+        trace.display()
+    )
+}
+
+/// A call with GCC's probing (so it fills the 20 Mbit/s before the drop) and the artifact's 25 fps
+/// constant-size frames without FEC.
+const RTC: &str = "type = \"rtc\"\ndeadline_ms = 400\nrtc = { video = { fps = 25, cv = 0.0, keyframe_multiplier = 1.0 }, fec = { type = \"none\" } }";
+
+/// Seconds (after `from`) during which the flow's RTT samples exceed 200 ms: last − first such sample.
+fn rtt_spike_s(out: &RunOutput, from: f64) -> f64 {
+    let lo = (from * 1e9) as u64;
+    let high: Vec<u64> = (0..out.rtt.t.len()).filter(|&i| out.rtt.t[i] >= lo && out.rtt.rtt[i] > 200_000_000).map(|i| out.rtt.t[i]).collect();
+    match (high.first(), high.last()) {
+        (Some(a), Some(b)) => (b - a) as f64 * 1e-9,
+        _ => 0.0,
+    }
+}
+
+/// After a 10× capacity drop, Zhuge's forecasts reach GCC one queue earlier than the client's TWCC:
+/// the RTT spike is much shorter than with the same FQ-CoDel queue and no Zhuge.
+#[test]
+fn zhuge_shortens_the_rtt_spike_after_a_capacity_drop() {
+    let trace = drop_trace("drop", 20.0, 45.0);
+    let codel = run(&scenario(&trace, "{ type = \"fq_codel\" }", "", RTC, 40.0), 1);
+    let zhuge = run(&scenario(&trace, "{ type = \"fq_codel\" }", "mechanism = { type = \"zhuge\" }", RTC, 40.0), 1);
+    let (a, b) = (rtt_spike_s(&codel, 20.0), rtt_spike_s(&zhuge, 20.0));
+    println!("RTT > 200 ms after the drop: codel {a:.2} s, zhuge {b:.2} s");
+    assert!(a > 1.0, "the baseline must see a spike ({a} s)");
+    assert!(b < 0.75 * a, "zhuge {b} s vs codel {a} s");
+    let m = &zhuge.components["mechanisms"][0];
+    assert_eq!(m["type"], "zhuge");
+    // The AP answered for the client: its TWCC went to GCC, the client's only gave RTT samples.
+    assert!(m["generated"].as_u64().unwrap() > 1000, "{m}");
+    assert!(m["client_twcc_forwarded_for_rtt_only"].as_u64().unwrap() > 100, "{m}");
+}
+
+/// Out-of-band: Zhuge holds the client's ACKs (never drops or duplicates them) by the forecast deltas.
+#[test]
+fn zhuge_delays_tcp_acks_without_losing_or_duplicating_them() {
+    let trace = drop_trace("drop-tcp", 15.0, 35.0);
+    let flow = "type = \"tcp_video\"\ntcp = { mss = 1448, cc = { type = \"copa\", queue_delay = \"latest\" } }";
+    let plain = run(&scenario(&trace, "{ type = \"fifo\", packets = 250 }", "", flow, 30.0), 1);
+    let zhuge = run(&scenario(&trace, "{ type = \"fifo\", packets = 250 }", "mechanism = { type = \"zhuge\" }", flow, 30.0), 1);
+    let m = &zhuge.components["mechanisms"][0];
+    assert!(m["uplink_held"].as_u64().unwrap() > 0, "{m}");
+    assert_eq!(m["uplink_consumed"].as_u64().unwrap(), 0, "{m}");
+    // Every ACK the client sent reached the sender once: the sender's ACK count equals the client's.
+    let acks_sent = zhuge.packets.reverse.iter().filter(|&&r| r == 1).count();
+    let delivered = (0..zhuge.packets.len()).filter(|&i| zhuge.packets.reverse[i] == 1 && zhuge.packets.stages[lasthop_core::stats::Stage::Delivered as usize][i] != lasthop_core::stats::NO_TIME).count();
+    let dropped = (0..zhuge.packets.len()).filter(|&i| zhuge.packets.reverse[i] == 1 && zhuge.packets.drop_reason[i] != 0).count();
+    assert!(acks_sent - delivered - dropped < 50, "ACKs still held at the end: {}", acks_sent - delivered - dropped);
+    let (p, z) = (&plain.flows[0], &zhuge.flows[0]);
+    assert!(z.frames_decoded.unwrap() > 600 && p.frames_decoded.unwrap() > 600);
+}
+
+/// FastAck answers for the client: fake ACKs reach the sender and the client's covered ACKs stop at
+/// the AP; ABC marks and its sender follows the marks.
+#[test]
+fn fastack_and_abc_run_and_report() {
+    let trace = drop_trace("flat", 1000.0, 30.0);
+    let copa = "type = \"tcp_video\"\ntcp = { mss = 1448, cc = { type = \"copa\", delta = 0.02, queue_delay = \"latest\" } }";
+    let fa = run(&scenario(&trace, "{ type = \"fifo\", packets = 250 }", "mechanism = { type = \"fastack\" }", copa, 15.0), 1);
+    let m = &fa.components["mechanisms"][0];
+    assert_eq!(m["type"], "fastack");
+    assert!(m["generated"].as_u64().unwrap() > 1000 && m["uplink_consumed"].as_u64().unwrap() > 1000, "{m}");
+    assert!(fa.flows[0].bitrate_mbps.unwrap() > 5.0, "{:?}", fa.flows[0].bitrate_mbps);
+    // ABC with a bulk sender: it fills most of the 20 Mbit/s and keeps the FIFO far from full, where
+    // Cubic alone fills it (250 packets ≈ 150 ms at 20 Mbit/s).
+    let bulk = |cc: &str| format!("type = \"tcp\"\ntcp = {{ mss = 1448, delayed_ack = false, cc = {{ type = \"{cc}\" }} }}");
+    let ab = run(&scenario(&trace, "{ type = \"fifo\", packets = 250 }", "mechanism = { type = \"abc\" }", &bulk("abc"), 15.0), 1);
+    let cubic = run(&scenario(&trace, "{ type = \"fifo\", packets = 250 }", "", &bulk("cubic"), 15.0), 1);
+    let m = &ab.components["mechanisms"][0];
+    assert_eq!(m["type"], "abc");
+    let (a, c) = (&ab.flows[0], &cubic.flows[0]);
+    println!("abc {} Mbit/s p99 {:?} ms; cubic {} Mbit/s p99 {:?} ms", a.throughput_mbps, a.latency_p99_ms, c.throughput_mbps, c.latency_p99_ms);
+    assert!(a.throughput_mbps > 15.0, "{} {m}", a.throughput_mbps);
+    assert!(a.latency_p99_ms.unwrap() < 0.5 * c.latency_p99_ms.unwrap());
+}
+
+/// A mechanism naming an unknown flow is a scenario error at its path.
+#[test]
+fn mechanism_errors_name_the_field() {
+    let trace = drop_trace("err", 10.0, 20.0);
+    let s = scenario(&trace, "{ type = \"fq_codel\" }", "mechanism = { type = \"zhuge\", flows = [\"nope\"] }", RTC, 5.0);
+    let e = Scenario::from_toml_str(&s, Path::new(".")).unwrap_err().to_string();
+    assert!(e.contains("aps[0].mechanism.flows[0]") && e.contains("nope"), "{e}");
+}

@@ -1,0 +1,267 @@
+"""Zhuge's trace-driven experiments (issue 7; `zhuge.md` §5–§8).
+
+Topology (§6.1, profile `paper`): sender ──(1 Gbit/s, 9 ms)── AP ──(trace × 15/13, 16 ms)── client;
+base RTT 50 ms. The AP's egress queue is the variant's: FIFO (pfifo, 250 packets), FQ-CoDel (ns-3.34
+defaults: 5 ms / 100 ms, 1024 flows, limit 10240), each with or without an AP mechanism. Every variant
+gets the same queue sizes (the artifact's 100-packet driver queue under the baselines' AQM and the
+1-packet one under Zhuge are a parity hazard, §5.1; here no variant has a driver queue below its
+qdisc).
+
+Flows start at 1 s. RTC runs use the artifact's flavour of the call (§6.2–§6.6: 25 fps constant-size
+frames, no FEC, GCC from 500 kbit/s with 10-ms groups, no loss-based controller, no probing); TCP runs
+send video over TCP (§6.8) with Copa (δ = 0.5; FastAck runs δ = 0.02 as `copa-fast2`) or ABC.
+
+Metrics per run (§6.10): ``rtt_over_200ms_ratio`` and ``rtt_p99_ms`` over the sender's RTT samples
+after warm-up, ``frame_delay_over_400ms_ratio`` (frames decoded or discarded later than 400 ms after
+capture), ``fps_under_10_ratio`` (1-s bins with < 10 decoded frames, empty bins included) and
+``bitrate_mbps`` (encoded video bitrate).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import lasthop
+from lasthop.anchors import shared_dir
+
+SCALE = 15 / 13
+FAMILIES = {"W1": "rest-wifi", "W2": "office-wifi", "C2": "xu4g", "C3": "xu5g"}
+
+FIFO = {"type": "fifo", "packets": 250}
+CODEL = {"type": "fq_codel"}
+
+ARTIFACT_RTC = {
+    "video": {"fps": 25, "cv": 0.0, "keyframe_multiplier": 1.0},
+    "fec": {"type": "none"},
+    "rate_control": {"type": "gcc", "start_kbps": 500, "min_kbps": 500, "group_length_ms": 10,
+                     "loss_based": False, "probing": False},
+    "receiver": {"after_loss": "continue"},
+}
+
+RTP_VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any] | None]] = {
+    "gcc_fifo": (FIFO, None),
+    "gcc_codel": (CODEL, None),
+    "gcc_zhuge": (CODEL, {"type": "zhuge"}),
+}
+
+
+def _copa(delta: float = 0.5) -> dict[str, Any]:
+    return {"type": "copa", "delta": delta, "queue_delay": "latest"}
+
+
+def tcp_variants(cellular: bool) -> dict[str, tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any]]]:
+    """(queue, mechanism, cc) per TCP variant; §5.5: Copa's baseline and Zhuge's queue are FIFO on the
+    Wi-Fi traces and FQ-CoDel on the cellular ones."""
+    q = CODEL if cellular else FIFO
+    return {
+        "copa": (q, None, _copa()),
+        "copa_fastack": (FIFO, {"type": "fastack"}, _copa(0.02)),
+        "abc": (FIFO, {"type": "abc"}, {"type": "abc"}),
+        "copa_zhuge": (q, {"type": "zhuge"}, _copa()),
+    }
+
+
+def scenario(trace: str | os.PathLike[str], queue: dict[str, Any], mechanism: dict[str, Any] | None,
+             flow: dict[str, Any], duration_s: float, warmup_s: float, scale: float = SCALE) -> dict[str, Any]:
+    """One trace-driven run: the topology of §6.1 with `flow` from the sender to the client."""
+    ap: dict[str, Any] = {"name": "ap", "last_hop": {"type": "capacity_trace", "trace": os.fspath(trace),
+                                                     "delay_ms": 16.0, "scale": scale, "queue": queue}}
+    if mechanism is not None:
+        ap["mechanism"] = mechanism
+    return {
+        "name": "zhuge",
+        "duration_s": duration_s,
+        "warmup_s": warmup_s,
+        "output": {"packets": False},
+        "servers": [{"name": "sender"}],
+        "aps": [ap],
+        "stations": [{"name": "client"}],
+        "links": [{"a": "sender", "b": "ap", "rate_mbps": 1000.0, "delay_ms": 9.0}],
+        "flows": [{"name": "video", "from": "sender", "to": "client", "start_s": 1.0, **flow}],
+    }
+
+
+def rtc_flow() -> dict[str, Any]:
+    return {"type": "rtc", "deadline_ms": 400.0, "rtc": ARTIFACT_RTC}
+
+
+def tcp_flow(cc: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "tcp_video", "deadline_ms": 400.0, "tcp": {"mss": 1448, "cc": cc}}
+
+
+def metrics(res: lasthop.RunResult, warmup_s: float) -> dict[str, Any]:
+    """The §6.10 metrics of the run's video flow."""
+    f = res.flows.set_index("flow").loc["video"]
+    rtt = res.rtt[res.rtt["t_ns"] >= warmup_s * 1e9]["rtt_ms"].to_numpy()
+    return {
+        "rtt_over_200ms_ratio": float(np.mean(rtt > 200.0)) if len(rtt) else None,
+        "frame_delay_over_400ms_ratio": _float(f["frame_deadline_miss_rate"]),
+        "fps_under_10_ratio": _float(f["fps_under_10_ratio"]),
+        "rtt_p99_ms": float(np.percentile(rtt, 99)) if len(rtt) else None,
+        "bitrate_mbps": _float(f["bitrate_mbps"]),
+    }
+
+
+def _float(v: Any) -> float | None:
+    return None if v is None or v != v else float(v)
+
+
+def family_traces(family: str, count: int) -> list[Path]:
+    """The first `count` traces of a family in ``../shared/traces/zhuge``, in numeric order."""
+    d = shared_dir() / "traces" / "zhuge"
+    files = sorted(d.glob(f"{family}_*.pitree-trace"), key=lambda p: int(p.stem.rsplit("_", 1)[1]))
+    if not files:
+        raise lasthop.LasthopError(f"no {family}_*.pitree-trace files in {d}")
+    return files[:count]
+
+
+def _trace_sets(trace: str | os.PathLike[str] | None, quick: bool) -> list[tuple[str, list[Path]]]:
+    if trace is not None:
+        return [(Path(trace).name, [Path(trace)])]
+    n = 1 if quick else 3
+    fams = ("W1", "W2") if quick else tuple(FAMILIES)
+    return [(fam, family_traces(FAMILIES[fam], n)) for fam in fams]
+
+
+def _mean_rows(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    keys = [k for k in rows[0] if k not in ("variant", "trace")]
+    out = {k: rows[0][k] for k in ("variant", "trace")}
+    for k in keys:
+        vals = [r[k] for r in rows if r[k] is not None]
+        out[k] = float(np.mean(vals)) if vals else None
+    return out
+
+
+PAPER_RTP = {
+    "W1": {"gcc_best_baseline": {"rtt_p99_ms": 400, "frame_delay_over_400ms_ratio": 0.01},
+           "gcc_zhuge": {"rtt_p99_ms": 170, "frame_delay_over_400ms_ratio": 0.0055}},
+    "claims": "rtt_over_200ms_ratio -45..-75 % and frame_delay_over_400ms_ratio -38..-92 % vs the best "
+              "of GCC+FIFO and GCC+CoDel on W1/W2/C1-C3; fps<10 ratio >= -50 % on two traces (slides)",
+}
+
+
+def zhuge_rtp(seed: int, quick: bool, trace: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """GCC over FIFO, FQ-CoDel and FQ-CoDel + Zhuge on each trace family (mean over its first traces)."""
+    duration = 40.0 if quick else 300.0
+    warmup = 5.0
+    rows = []
+    for label, files in _trace_sets(trace, quick):
+        for variant, (queue, mech) in RTP_VARIANTS.items():
+            per = []
+            for tf in files:
+                sc = scenario(tf, queue, mech, rtc_flow(), duration, warmup)
+                res = lasthop.run(lasthop.Scenario.from_dict(sc), seed=seed)
+                per.append({"variant": variant, "trace": label, **metrics(res, warmup)})
+            rows.append(_mean_rows(per))
+    return {"rows": rows, "paper": PAPER_RTP, "traces_per_family": 1 if quick else 3, "duration_s": duration}
+
+
+def zhuge_tcp(seed: int, quick: bool, trace: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """Video over TCP: Copa, Copa + FastAck, ABC and Copa + Zhuge on each trace family."""
+    duration = 40.0 if quick else 300.0
+    warmup = 5.0
+    rows = []
+    for label, files in _trace_sets(trace, quick):
+        cellular = label in ("C1", "C2", "C3")
+        for variant, (queue, mech, cc) in tcp_variants(cellular).items():
+            per = []
+            for tf in files:
+                sc = scenario(tf, queue, mech, tcp_flow(cc), duration, warmup)
+                res = lasthop.run(lasthop.Scenario.from_dict(sc), seed=seed)
+                per.append({"variant": variant, "trace": label, **metrics(res, warmup)})
+            rows.append(_mean_rows(per))
+    return {"rows": rows, "paper": {"claims": "Copa+Zhuge has the lowest tail RTT and frame delay overall; "
+                                              "Copa+FastAck slightly better frame delay on some traces (slides)"},
+            "duration_s": duration}
+
+
+def k_trace(k: float, cut: int, directory: Path, lines: int = 5000, line_ms: int = 40) -> Path:
+    """The §7.2 ABW-drop trace as a pitree file: 30 Mbit/s for lines 1..cut-1, then 30/k (two
+    decimals), one line per 40 ms."""
+    path = directory / f"k{k:g}-{cut}.pitree-trace"
+    low = float(f"{30.0 / k:.2f}")
+    with path.open("w") as f:
+        for i in range(lines):
+            f.write(f"{i * line_ms / 1000:.3f} {30.0 if i + 1 < cut else low}\n")
+    return path
+
+
+def degradation_ms(res: lasthop.RunResult, t_drop_s: float, window_s: float = 20.0) -> dict[str, float]:
+    """§6.10 ABW-drop durations within [t_drop, t_drop + window]: RTT > 200 ms (last − first sample
+    time), frame delay > 400 ms ((last − first frame id) × frame interval) and fps < 10 ((last − first
+    1-s bin) × 1000 ms); 0 when never."""
+    lo, hi = t_drop_s * 1e9, (t_drop_s + window_s) * 1e9
+    r = res.rtt
+    bad = r[(r["t_ns"] >= lo) & (r["t_ns"] <= hi) & (r["rtt_ms"] > 200.0)]["t_ns"]
+    rtt_ms = (bad.max() - bad.min()) / 1e6 if len(bad) else 0.0
+    fr = res.frames
+    near = fr[(fr["capture_ns"] >= lo) & (fr["capture_ns"] <= hi)]
+    late = near[near["delay_ms"] > 400.0]["frame"]
+    fd_ms = float(late.max() - late.min()) * 40.0 if len(late) else 0.0
+    dec = fr[~fr["dropped"]]["done_ns"].to_numpy()
+    first_bin, last_bin = int(t_drop_s), int(t_drop_s + window_s)
+    counts = np.bincount((dec // 1_000_000_000).astype(np.int64), minlength=last_bin + 1)[first_bin:last_bin + 1]
+    low = np.nonzero(counts < 10)[0]
+    fps_ms = float(low.max() - low.min()) * 1000.0 if len(low) else 0.0
+    return {"rtt_over_200ms_ms": float(rtt_ms), "frame_delay_over_400ms_ms": fd_ms, "fps_under_10_ms": fps_ms}
+
+
+PAPER_ABW = {
+    "source": "zhuge repository wifi-exp/p2p/stats/gcc-net-{rtt,fd,fps}.result, mean over 21 CUTs (ms)",
+    "rtt_over_200ms_ms": {"2": [778, 462, 0], "5": [3007, 4782, 337], "10": [5033, 2672, 849],
+                          "20": [7123, 3782, 1192], "30": [8525, 6459, 1572], "50": [9687, 18015, 2284]},
+    "frame_delay_over_400ms_ms": {"2": [960, 769, 0], "5": [3213, 2720, 289], "10": [5548, 2318, 790],
+                                  "20": [7811, 3470, 2026], "30": [9245, 6091, 1746],
+                                  "50": [21960, 17146, 3163]},
+    "fps_under_10_ms": {"2": [0, 0, 0], "5": [1285, 0, 0], "10": [190, 190, 0], "20": [1333, 761, 0],
+                        "30": [761, 1190, 142], "50": [7809, 2000, 333]},
+    "columns": ["gcc_codel", "gcc_fifo", "gcc_zhuge"],
+}
+
+
+def zhuge_abw_drop(seed: int, quick: bool) -> dict[str, Any]:
+    """30 Mbit/s dropping to 30/k: how long RTT, frame delay and fps stay degraded, per variant."""
+    ks = (5, 20) if quick else (2, 5, 10, 20, 30, 50)
+    cuts = (1000,) if quick else (1000, 1040, 1080)
+    duration = 70.0 if quick else 72.0
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="lasthop-ktrace-") as tmp:
+        for k in ks:
+            for variant, (queue, mech) in RTP_VARIANTS.items():
+                per = []
+                for cut in cuts:
+                    tf = k_trace(k, cut, Path(tmp))
+                    sc = scenario(tf, queue, mech, rtc_flow(), duration, 5.0)
+                    res = lasthop.run(lasthop.Scenario.from_dict(sc), seed=seed)
+                    per.append(degradation_ms(res, (cut - 1) * 0.040))
+                rows.append({"variant": variant, "trace": f"k{k}", "k": k,
+                             **{m: float(np.mean([p[m] for p in per])) for m in per[0]}})
+    return {"rows": rows, "paper": PAPER_ABW, "cuts": list(cuts),
+            "note": "drops at (cut − 1) × 40 ms; durations within [t_drop, t_drop + 20 s]"}
+
+
+def zhuge_accuracy(seed: int, quick: bool, trace: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """Fortune Teller's predicted versus actual AP delay per packet, by actual-delay bucket."""
+    duration = 40.0 if quick else 120.0
+    tf = Path(trace) if trace is not None else family_traces("rest-wifi", 1)[0]
+    sc = scenario(tf, CODEL, {"type": "zhuge"}, rtc_flow(), duration, 5.0)
+    sc["output"] = {"packets": True}
+    res = lasthop.run(lasthop.Scenario.from_dict(sc), seed=seed)
+    acc = res.summary["components"].get("mechanisms", [{}])[0].get("prediction_errors")
+    if acc is None:
+        raise lasthop.LasthopError("the Zhuge mechanism reported no prediction errors")
+    rows = [{"variant": "zhuge", "trace": tf.name, **b} for b in acc]
+    return {"rows": rows, "paper": {"claims": "accurate for 1–64 ms; mostly below the 50 ms RTT (slides)"}}
+
+
+EXPERIMENTS = {
+    "zhuge-rtp": zhuge_rtp,
+    "zhuge-tcp": zhuge_tcp,
+    "zhuge-abw-drop": zhuge_abw_drop,
+    "zhuge-accuracy": zhuge_accuracy,
+}
