@@ -1,0 +1,73 @@
+"""Zhuge's experiments (issue 7) on short runs: shapes, the trace option, the k-trace generator and
+the Fortune Teller's accuracy on small delays. The direction of the results is checked end to end in
+`crates/lasthop-core/tests/mech` (RTT spike after a capacity drop)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import lasthop
+from lasthop.experiments import run_experiment
+from lasthop.experiments.zhuge import k_trace
+
+
+def test_k_trace_drops_at_cut_minus_one_lines(tmp_path: Path) -> None:
+    # TV11(b): k10-3600 is 30 Mbit/s before 143.96 s and 3 Mbit/s from 143.96 s.
+    p = k_trace(10, 3600, tmp_path)
+    lines = p.read_text().splitlines()
+    assert len(lines) == 5000
+    assert lines[3598] == "143.920 30.0" and lines[3599] == "143.960 3.0"
+
+
+def test_zhuge_rtp_rows_per_variant_and_trace_family() -> None:
+    doc = run_experiment("zhuge-rtp", seed=1, quick=True)
+    rows = {(r["variant"], r["trace"]): r for r in doc["rows"]}
+    assert set(rows) == {(v, t) for v in ("gcc_fifo", "gcc_codel", "gcc_zhuge") for t in ("W1", "W2")}
+    for r in rows.values():
+        assert 0 <= r["rtt_over_200ms_ratio"] <= 1
+        # The network RTT (the client's own feedback, forwarded for RTT even under Zhuge) is at least
+        # the 50-ms base RTT.
+        assert r["rtt_p99_ms"] >= 50.0
+        assert r["bitrate_mbps"] > 0.4
+    assert doc["paper"]["W1"]["gcc_zhuge"]["rtt_p99_ms"] == 170
+
+
+def test_zhuge_tcp_with_a_users_trace(tmp_path: Path) -> None:
+    trace = tmp_path / "mine.pitree-trace"
+    trace.write_text("".join(f"{i * 0.2:.1f} {12 if i % 50 < 40 else 2}\n" for i in range(200)))
+    doc = run_experiment("zhuge-tcp", seed=1, quick=True, trace=trace)
+    assert {r["trace"] for r in doc["rows"]} == {"mine.pitree-trace"}
+    assert [r["variant"] for r in doc["rows"]] == ["copa", "copa_fastack", "abc", "copa_zhuge"]
+    for r in doc["rows"]:
+        assert r["bitrate_mbps"] > 0.5 and r["rtt_p99_ms"] > 40.0, r
+
+
+def test_zhuge_abw_drop_rows() -> None:
+    doc = run_experiment("zhuge-abw-drop", seed=1, quick=True)
+    assert len(doc["rows"]) == 6 and doc["paper"]["columns"] == ["gcc_codel", "gcc_fifo", "gcc_zhuge"]
+    for r in doc["rows"]:
+        assert all(r[m] >= 0 for m in ("rtt_over_200ms_ms", "frame_delay_over_400ms_ms", "fps_under_10_ms"))
+    # A 20x drop degrades every variant for seconds.
+    assert all(r["rtt_over_200ms_ms"] > 1000 for r in doc["rows"] if r["k"] == 20)
+
+
+def test_fortune_teller_is_accurate_for_short_delays() -> None:
+    rows = run_experiment("zhuge-accuracy", seed=1, quick=True)["rows"]
+    small = [r for r in rows if r["actual_ms_to"] is not None and r["actual_ms_to"] <= 16]
+    assert small and sum(r["packets"] for r in small) > 1000
+    for r in small:
+        assert r["median_abs_error_ms"] < 10.0, r
+
+
+def test_mechanism_errors_are_scenario_errors(tmp_path: Path) -> None:
+    from lasthop.experiments.zhuge import rtc_flow, scenario
+
+    trace = tmp_path / "t.pitree-trace"
+    trace.write_text("0 10\n1 10\n")
+    sc = scenario(trace, {"type": "fq_codel"}, {"type": "zhuge", "bogus": 1}, rtc_flow(), 5.0, 1.0)
+    try:
+        lasthop.Scenario.from_dict(sc)
+    except lasthop.ScenarioError as e:
+        assert "aps[0].mechanism" in str(e) and "bogus" in str(e)
+    else:
+        raise AssertionError("an unknown mechanism key must be an error")
