@@ -71,3 +71,10 @@ def test_mechanism_errors_are_scenario_errors(tmp_path: Path) -> None:
         assert "aps[0].mechanism" in str(e) and "bogus" in str(e)
     else:
         raise AssertionError("an unknown mechanism key must be an error")
+
+
+def test_zhuge_wifi_runs_over_the_80211_ap() -> None:
+    doc = run_experiment("zhuge-wifi", seed=1, quick=True)
+    assert [r["variant"] for r in doc["rows"]] == ["gcc_linux", "gcc_linux_zhuge"]
+    for r in doc["rows"]:
+        assert r["rtt_p99_ms"] > 50.0 and r["bitrate_mbps"] > 0.4
