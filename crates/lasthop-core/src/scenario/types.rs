@@ -348,6 +348,11 @@ pub struct WifiConfig {
     /// The AP's transmit path; default `linux` in the `linux` profile, `fifo` in `ns3`.
     #[serde(default)]
     pub ap_path: Option<TxPathConfig>,
+    /// A mechanism installed at the AP, e.g. `{ type = "law", limit_q_ms = 40, limit_h_ms = 3 }`; default
+    /// none. Law replaces the AP's transmit path and its downlink rate control (leave `ap_path` and the
+    /// adaptive downlink `rate_control` unset).
+    #[serde(default)]
+    pub mechanism: Option<crate::mech::MechanismConfig>,
     /// The stations' transmit path; default `fifo` (one queue per AC, `wifi-model.md` §5.8).
     #[serde(default)]
     pub sta_path: Option<TxPathConfig>,

@@ -322,7 +322,7 @@ impl LinuxPath {
         }
         let aggregated = aggregate && mpdus.len() > 1;
         let psdu_len = if aggregated { len } else { mpdus[0].len };
-        Some(Psdu { link: self.links[li].id, ac, mpdus, chain, aggregated, bar: false, psdu_len, probe })
+        Some(Psdu { link: self.links[li].id, ac, mpdus, chain, aggregated, bar: false, psdu_len, probe, hw_deadline: None })
     }
 
     pub fn head(&mut self, now: SimTime, ac: usize, budget: Option<SimDuration>, out: &mut PathOut<'_>) -> Option<Psdu> {
