@@ -259,6 +259,7 @@ pub fn adaptive_rate_control(c: &WifiConfig, rc: &RateControlConfig, rng: Rng) -
         RateControlConfig::Fixed { .. } => return Ok(None),
         RateControlConfig::MinstrelHt(p) => crate::ratectl::RateControlParams::MinstrelHt(p.clone()),
         RateControlConfig::Thompson(p) => crate::ratectl::RateControlParams::Thompson(p.clone()),
+        RateControlConfig::Llra(p) => crate::ratectl::RateControlParams::Llra(p.clone()),
     };
     params.build(&link_rates(c), rng, crate::time::SimTime::ZERO).map(Some).map_err(|e| e.to_string())
 }

@@ -201,6 +201,8 @@ pub enum RateControlConfig {
     MinstrelHt(crate::ratectl::MinstrelHtParams),
     /// ns-3's Thompson sampling; needs the `linux` transmit path.
     Thompson(crate::ratectl::ThompsonParams),
+    /// LLRA (latency-aware, reconstructed; over Minstrel-HT's statistics); needs the `linux` transmit path.
+    Llra(crate::ratectl::LlraParams),
 }
 
 impl Default for RateControlConfig {
