@@ -409,6 +409,9 @@ pub enum ChannelConfig {
         #[serde(default)]
         fading: Option<FadingConfig>,
     },
+    /// An office in working hours (Law's testbed): slow drift, Rician fast fading, people crossing the
+    /// line of sight (deep fades) and co-channel interference bursts (SINR drops); every knob optional.
+    Office(crate::channel::OfficeParams),
 }
 
 fn default_exponent() -> f64 {
