@@ -346,7 +346,7 @@ impl LawPath {
         let ctl = &mut self.links[li].ctl;
         ctl.on_push(now, n);
         let plan = ctl.plan_first();
-        let max_n = if self.aggregate(ac) && plan.probe.is_none() { self.p.law.max_subframes } else { 1 };
+        let max_n = if self.aggregate(ac) { self.p.law.max_subframes } else { 1 };
         let mut mpdus = vec![first];
         let mut len = ampdu_len_with(0, first.len);
         while (mpdus.len() as u32) < max_n {

@@ -100,8 +100,10 @@ struct RateStats {
 #[derive(Clone, Copy, Debug, Default)]
 struct ProbeSlot {
     issued: bool,
-    /// TX time over all software transmissions of the packet.
+    /// TX time over all software transmissions of the probe PSDU's packets.
     tx_time: SimDuration,
+    /// MPDUs in its first software transmission.
+    mpdus: u32,
     /// Its first software transmission succeeded.
     first_ok: Option<bool>,
     /// Final fate: delivered (`true`) or lost.
@@ -342,10 +344,17 @@ impl LawControl {
 
     /// The plan for a software retransmission after a failure at `failed_rate`: the fine-grained
     /// re-selection of §3.4, *Rate_min* among the slower rates (one index down if none was measured).
+    ///
+    /// Outside Cleanup, `stable_down_retx` consecutive software retransmissions (N_ret) move *Rate* itself
+    /// down to *Rate_min* below it.
     pub fn plan_retransmission(&mut self, failed_rate: usize) -> TxPlan {
         self.n_ret += 1;
         self.stats.sw_retransmissions += 1;
         let rate = self.reselect(failed_rate);
+        if self.state != State::Cleanup && self.n_ret >= self.p.stable_down_retx {
+            let down = self.reselect(self.rate);
+            self.decide(down);
+        }
         TxPlan { rate, txv: self.rates[rate], hw_tries: self.hw_tries(), probe: None }
     }
 
@@ -383,7 +392,7 @@ impl LawControl {
         self.stats.sw_transmissions += 1;
         let ok = acked == n;
         if ok {
-            self.n_suc += n;
+            self.n_suc += 1;
             if r.sw_tx == 1 {
                 self.n_ret = 0;
             }
@@ -413,14 +422,8 @@ impl LawControl {
         self.check_exit(now, in_driver);
     }
 
-    /// Stable: once the current rate has been measured, follow *Rate_min* down (a slower rate now has the
-    /// smaller average TX time); then start a probe once N_suc reaches Thr_p.
+    /// Stable: start a probe once N_suc reaches Thr_p.
     fn stable_rules(&mut self, now: SimTime) {
-        if let (Some(m), Some(_)) = (self.rate_min(self.rate), self.per_rate[self.rate].t.0) {
-            if m != self.rate {
-                self.decide(m);
-            }
-        }
         if self.n_suc >= self.thr_p() && self.rate + 1 < self.rates.len() {
             self.probe_gen += 1;
             self.stats.probes += 1;
@@ -440,6 +443,7 @@ impl LawControl {
         slot.tx_time += r.tx_time;
         if r.sw_tx == 1 {
             slot.first_ok = Some(ok);
+            slot.mpdus = r.mpdus.max(1);
         }
         if ok {
             slot.done = Some(true);
@@ -448,7 +452,8 @@ impl LawControl {
     }
 
     /// Both probe packets are settled: success needs (1) none lost and at least one through on its
-    /// first software transmission, and (2) their average TX time below T_i of the current rate.
+    /// first software transmission, and (2) their average TX time (per MPDU, as T_i) below T_i of the
+    /// current rate.
     fn evaluate_probe(&mut self, now: SimTime) {
         let Some(pr) = &self.probe else { return };
         if pr.slots.iter().any(|s| s.done.is_none()) {
@@ -456,7 +461,7 @@ impl LawControl {
         }
         let none_lost = pr.slots.iter().all(|s| s.done == Some(true));
         let one_first = pr.slots.iter().any(|s| s.first_ok == Some(true));
-        let avg = pr.slots.iter().map(|s| s.tx_time.as_ns() as f64).sum::<f64>() / pr.slots.len() as f64;
+        let avg = pr.slots.iter().map(|s| s.tx_time.as_ns() as f64 / s.mpdus.max(1) as f64).sum::<f64>() / pr.slots.len() as f64;
         let faster = self.per_rate[self.rate].t.0.is_none_or(|t| avg < t);
         let rate = pr.rate;
         self.probe = None;

@@ -22,15 +22,22 @@
 //! Where the paper is silent, and what we chose:
 //! * **Per receiver.** Table 2 calls its statistics global; the testbed has one client. We keep one
 //!   controller per receiver (rates are per receiver) and count "packets in driver" per receiver.
-//! * **TX time and success per MPDU.** T and S are EWMAs per software transmission of the PSDU's TX time
-//!   divided by its MPDUs and of the acknowledged fraction, so Len_max counts packets when PSDUs are
-//!   A-MPDUs. EWMA weight 0.75 on the old value (Minstrel's level; the paper gives none). A failed
-//!   software transmission contributes its whole TX time (up to Limit_h), so T_i prices unreliability.
-//! * **Stable-state adaptation.** The paper says Stable "executes normal data rate adaptation" and lists
-//!   *Rate_min* (the rate with the minimum average TX time) in Table 2 without saying how it is used. We
-//!   use it twice: a software retransmission is sent at *Rate_min* among the rates below the one that
-//!   failed (one index down if none has been measured), and after every report in Stable the rate
-//!   follows *Rate_min* among the rates at or below it. Upward moves happen only through probing.
+//! * **A "packet" of §3.4 is what the hardware returns: a PSDU** (Algorithm 1: "packet comes from
+//!   hardware"), an A-MPDU under load. T and S are EWMAs, one sample per software transmission, of the
+//!   PSDU's TX time divided by its MPDUs and of the acknowledged fraction, so Len_max counts packets
+//!   (MPDUs) and per-MPDU TX times compare across aggregation levels. EWMA weight 0.75 on the old
+//!   value (Minstrel's level; the paper gives none). A failed software transmission contributes its
+//!   whole TX time (up to Limit_h), so T_i prices unreliability. N_suc counts software transmissions
+//!   whose MPDUs were all acknowledged; one with a missing MPDU resets it.
+//! * **Stable-state adaptation.** The paper says Stable "executes normal data rate adaptation", that the
+//!   RAA "re-selects the rate for each software retransmission", and lists *Rate_min* (the rate with
+//!   the minimum average TX time) and N_ret in Table 2 without saying what they drive. We use them so:
+//!   a software retransmission goes out at *Rate_min* among the rates below the one that failed (one
+//!   index down if none has been measured); `stable_down_retx` = 2 consecutive software
+//!   retransmissions (N_ret, reset by a first-time success) move *Rate* itself down to *Rate_min* below
+//!   it. An isolated failure thus costs one retransmission but no rate; upward moves come only from
+//!   probing. (Following *Rate_min* after every report instead made one 3-ms failure, a large T_i
+//!   sample, drop the rate at once: the rate then oscillated and TCP lost a quarter of its throughput.)
 //! * **Index in Eq. 2** counts from 1 (MCS0 → 1), so Thr_p is never 0 and the slowest rate still
 //!   needs 5 successes before a probe.
 //! * **Probing.** The two probe packets are the next two first-time transmissions; every other packet
@@ -40,7 +47,8 @@
 //!   lost; "average TX time" is over each packet's software transmissions; with no T_i for the current
 //!   rate condition 2 holds. A failed probe leaves N_suc as it is (so the doubled Thr_p needs only the
 //!   difference); a failure of the current rate while probing abandons the probe uncounted. Probe
-//!   packets are never aggregated.
+//!   PSDUs are formed like any other (A-MPDUs when packets are queued), so their per-MPDU TX time is
+//!   comparable with T_i of the current rate.
 //! * **Algorithm 1** is followed literally: *Rate_prev* = *Rate* on every trigger, also while already in
 //!   Cleanup, so rate steps made inside Cleanup survive a later trigger; entering Cleanup abandons a probe.
 //! * **"Two consecutive packets dropped"** (Cleanup) counts packets lost to failed transmissions only;

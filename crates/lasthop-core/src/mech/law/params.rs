@@ -38,6 +38,9 @@ pub struct LawParams {
     pub probe_factor: u32,
     /// Packets sent at the probed rate. Default 2 (§3.4).
     pub probe_packets: u32,
+    /// Consecutive software retransmissions (N_ret) after which Stable moves *Rate* down to *Rate_min*
+    /// below it. Default 2 (CHOICE: Table 2 keeps N_ret without saying what it triggers).
+    pub stable_down_retx: u32,
     /// Weight of the old value in the EWMAs of Table 2 (T_n, S_n, T_i, S_i). Default 0.75, Minstrel's
     /// EWMA level (CHOICE: the paper gives none).
     pub ewma_old_weight: f64,
@@ -60,6 +63,7 @@ impl Default for LawParams {
             cleanup_drops_down: 2,
             probe_factor: 5,
             probe_packets: 2,
+            stable_down_retx: 2,
             ewma_old_weight: 0.75,
             max_subframes: 32,
             initial_rate_index: 0,
@@ -88,6 +92,7 @@ impl LawParams {
         at_least_one("cleanup_drops_down", self.cleanup_drops_down as u64)?;
         at_least_one("loss_run_extra_retry", self.loss_run_extra_retry as u64)?;
         at_least_one("max_subframes", self.max_subframes as u64)?;
+        at_least_one("stable_down_retx", self.stable_down_retx as u64)?;
         if self.hw_psdus > 64 {
             return Err(("hw_psdus", format!("must be at most 64, got {}", self.hw_psdus)));
         }

@@ -238,18 +238,36 @@ fn probe_fails_on_a_loss_or_without_a_first_time_success() {
     assert_eq!(c.stats().probes_succeeded, 0);
 }
 
-/// Stable adaptation: a failure makes T_i of the current rate grow; once a slower measured rate has the
-/// smaller average TX time the rate follows Rate_min down. A retransmission with nothing measured
-/// below goes one index down.
+/// Stable adaptation: a retransmission goes out at Rate_min among the slower measured rates (one index
+/// down if none is measured); an isolated one leaves *Rate* alone (a first-time success resets N_ret),
+/// two in a row (N_ret = 2) move *Rate* itself down to Rate_min below it.
 #[test]
-fn stable_follows_rate_min_down_and_retransmissions_reselect() {
+fn stable_reselects_retransmissions_and_steps_down_after_two() {
     let mut c = ctl_at(5);
     assert_eq!(c.plan_retransmission(5).rate, 4, "nothing measured below: one index down");
+    assert_eq!(c.rate(), 5);
+    c.on_report(t(1), &report(4, 700, true, 2, None)); // T_4 = 700 µs (the retransmission)
     c.on_report(t(1), &report(3, 500, true, 1, None)); // T_3 = 500 µs
-    c.on_report(t(1), &report(5, 300, true, 1, None)); // T_5 = 300 µs
-    assert_eq!(c.rate(), 5, "MCS5 is Rate_min");
-    c.on_report(t(2), &report(5, 3000, false, 1, None)); // T_5 = 975 µs
-    assert_eq!(c.rate(), 3, "MCS3 now has the smaller average TX time");
+    c.on_report(t(1), &report(5, 300, true, 1, None)); // a first-time success: N_ret = 0
+    assert_eq!(c.counters().1, 0);
+    c.on_report(t(2), &report(5, 3000, false, 1, None));
+    assert_eq!(c.plan_retransmission(5).rate, 3, "Rate_min below MCS5 is MCS3 (500 < 700 µs)");
+    assert_eq!(c.rate(), 5, "one retransmission is not enough");
+    c.on_report(t(3), &report(5, 3000, false, 1, None));
     assert_eq!(c.plan_retransmission(5).rate, 3);
+    assert_eq!((c.rate(), c.counters()), (3, (0, 0, 0)), "N_ret = 2: Rate follows Rate_min down");
     assert_eq!(c.plan_retransmission(0).rate, 0);
+}
+
+/// Condition 2 compares per-MPDU TX times: two A-MPDU probes of 8 MPDUs in 1.6 ms each (200 µs per
+/// MPDU) beat T_i = 400 µs although each PSDU took 1.6 ms.
+#[test]
+fn probe_tx_time_is_per_mpdu() {
+    let mut c = ctl_at(2);
+    successes(&mut c, t(1), 15, 400);
+    let (a, b) = (c.plan_first(), c.plan_first());
+    for p in [a, b] {
+        c.on_report(t(2), &SwTxReport { rate: 3, tx_time: SimDuration::from_us(1600), mpdus: 8, acked: 8, sw_tx: 1, probe: p.probe });
+    }
+    assert_eq!((c.state(), c.rate()), (State::Stable, 3));
 }
