@@ -10,7 +10,9 @@
 //!     slowest chain rate, inside the window; VO never aggregated)   ── t_txq_deq, t_hw_enq
 //!   → hardware queue per AC (2 A-MPDUs or 8 single frames)  → medium (EDCA, MRR)  ── t_hw_head
 //! TX status → missing subframes back to the software retry queue until 30 hardware attempts, then
-//!   dropped (the window moves, as a BlockAckReq would); a single frame is not retried in software;
+//!   dropped (the window moves, as a BlockAckReq would) — also when the MPDU went out alone, as ath9k
+//!   retries every frame of a BlockAck session (`bf_isampdu`, not `bf_isaggr`); a frame outside one
+//!   (VO, or A-MPDU off) is not retried in software;
 //!   airtime (duration × attempts) charged to the station's deficit.
 //! ```
 //! Approximations: TID = AC (one TXQ per station and AC); AQL is not applied (ath9k does not enable
@@ -109,6 +111,7 @@ pub struct LinuxStats {
     pub psdus: u64,
     pub sw_retries: u64,
     pub sw_retry_drops: u64,
+    /// Frames outside a BlockAck session (VO, or A-MPDU off) lost after their rate chain.
     pub single_frame_drops: u64,
     /// Failed subframes dropped by the controller's software-retry deadline (LLRA).
     pub retry_deadline_drops: u64,
@@ -399,6 +402,7 @@ impl LinuxPath {
             rc.on_tx_status(now, &rs.report(st.attempts, psdu.mpdus.len() as u16, acked));
         }
         let retry_limit = self.links[li].rc.as_ref().and_then(|rc| rc.tx_limits().retry_sojourn_limit);
+        let ba_session = self.aggregate(ac);
         let est: u64 = psdu.mpdus.iter().map(|m| self.aql_estimate_us(&psdu.chain, m.len)).sum();
         self.aql_total_us -= est;
         let txq = &mut self.links[li].txqs[ac];
@@ -411,7 +415,7 @@ impl LinuxPath {
             }
             let mut m = *m;
             m.attempts += st.attempts;
-            if !psdu.aggregated {
+            if !ba_session {
                 self.stats.single_frame_drops += 1;
                 out.dropped.push((m.pkt, DropReason::RetryLimit));
                 out.releases.push((psdu.link, ac, m.seq + 1));
