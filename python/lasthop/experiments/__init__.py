@@ -11,7 +11,7 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any
 
-from lasthop.experiments import linux_path
+from lasthop.experiments import law, linux_path
 
 EXPERIMENTS: dict[str, Any] = {}
 
@@ -22,6 +22,7 @@ def _register(module: ModuleType) -> None:
 
 
 _register(linux_path)
+_register(law)
 
 
 def run_experiment(name: str, seed: int = 1, quick: bool = False) -> dict[str, Any]:
