@@ -13,7 +13,7 @@ import os
 from types import ModuleType
 from typing import Any
 
-from lasthop.experiments import linux_path, transport, zhuge
+from lasthop.experiments import law, linux_path, transport, zhuge
 
 EXPERIMENTS: dict[str, Any] = {}
 
@@ -26,6 +26,7 @@ def _register(module: ModuleType) -> None:
 _register(linux_path)
 _register(transport)
 _register(zhuge)
+_register(law)
 
 
 def takes_trace(name: str) -> bool:

@@ -1,11 +1,17 @@
 //! Radio channel models: the SNR of a link over time.
 //!
 //! A model is the mean SNR (constant, a file series, log-distance path loss, or a scripted ramp) plus
-//! optional block fading (Rayleigh or Rician power gain redrawn every coherence time). The MAC asks for
+//! optional block fading (Rayleigh or Rician power gain redrawn every coherence time). The `office`
+//! model ([`office`]) adds slow drift, people crossing the line of sight and interference bursts to
+//! Rician fading (Law's testbed). The MAC asks for
 //! the SNR at the start of each PPDU; the channel is constant over a PPDU (`wifi-model.md` §4.3).
 //! Both directions of a station's link draw the same fading sequence (reciprocity): their RNG path is
 //! the station's name. Gains are drawn for every coherence block in order, so the sequence does not
 //! depend on when the MAC happens to ask.
+
+pub mod office;
+
+pub use office::OfficeParams;
 
 use crate::phy::error::noise_floor_dbm;
 use crate::phy::mcs::ChannelWidth;
@@ -49,12 +55,18 @@ struct Fading {
     /// Rician K (linear); 0 = Rayleigh.
     k: f64,
     coherence_ns: u64,
+    /// The generator as built, to replay the sequence for a query earlier than the current block.
+    rng0: Rng,
     rng: Rng,
     block: Option<u64>,
     gain_db: f64,
 }
 
 impl Fading {
+    fn new(k: f64, coherence_ns: u64, rng: Rng) -> Self {
+        Fading { k, coherence_ns, rng0: rng.clone(), rng, block: None, gain_db: 0.0 }
+    }
+
     fn draw(&mut self) -> f64 {
         // h = √(K/(K+1)) + √(1/(K+1))·CN(0,1); E|h|² = 1.
         let los = (self.k / (self.k + 1.0)).sqrt();
@@ -68,7 +80,10 @@ impl Fading {
         let from = match self.block {
             Some(cur) if cur == b => return self.gain_db,
             Some(cur) if cur < b => cur + 1,
-            _ => 0,
+            _ => {
+                self.rng = self.rng0.clone();
+                0
+            }
         };
         for _ in from..=b {
             self.gain_db = self.draw();
@@ -83,6 +98,7 @@ impl Fading {
 pub struct ChannelModel {
     mean: Mean,
     fading: Option<Fading>,
+    office: Option<office::Office>,
 }
 
 fn ms_to_ns(ms: f64) -> u64 {
@@ -92,11 +108,15 @@ fn ms_to_ns(ms: f64) -> u64 {
 impl ChannelModel {
     /// A constant SNR without fading.
     pub fn fixed(snr_db: f64) -> Self {
-        ChannelModel { mean: Mean::Const(snr_db), fading: None }
+        ChannelModel { mean: Mean::Const(snr_db), fading: None, office: None }
     }
 
     /// Builds a validated configuration. `station` names the RNG path of the fading.
     pub fn from_config(c: &ChannelConfig, seed: u64, station: &str) -> Self {
+        if let ChannelConfig::Office(p) = c {
+            let (office, fading) = office::Office::new(p, seed, station);
+            return ChannelModel { mean: Mean::Const(p.snr_db), fading: Some(fading), office: Some(office) };
+        }
         let (mean, fading) = match c {
             ChannelConfig::FixedSnr { snr_db, fading } => (Mean::Const(*snr_db), fading),
             ChannelConfig::SnrTrace { file, interpolate, fading } => {
@@ -108,19 +128,23 @@ impl ChannelModel {
                 (Mean::Const(tx_power_dbm - pl - noise_floor_dbm(ChannelWidth::Mhz20, *noise_figure_db)), fading)
             }
             ChannelConfig::Ramp { points, fading } => (series(points, true), fading),
+            ChannelConfig::Office(_) => unreachable!("handled above"),
         };
         let fading = fading.as_ref().map(|f| {
             let (k, coh) = match f {
                 FadingConfig::Rayleigh { coherence_ms } => (0.0, *coherence_ms),
                 FadingConfig::Rician { k_db, coherence_ms } => (10f64.powf(k_db / 10.0), *coherence_ms),
             };
-            Fading { k, coherence_ns: ms_to_ns(coh).max(1), rng: Rng::derive(seed, &format!("channel/{station}/fading")), block: None, gain_db: 0.0 }
+            Fading::new(k, ms_to_ns(coh).max(1), Rng::derive(seed, &format!("channel/{station}/fading")))
         });
-        ChannelModel { mean, fading }
+        ChannelModel { mean, fading, office: None }
     }
 
     /// Checks a configuration: `Err((key, message))` names the offending key.
     pub fn check(c: &ChannelConfig) -> Result<(), (&'static str, String)> {
+        if let ChannelConfig::Office(p) = c {
+            return p.check();
+        }
         let fin = |key: &'static str, v: f64| if v.is_finite() { Ok(()) } else { Err((key, format!("must be a finite number, got {v}"))) };
         let fading = match c {
             ChannelConfig::FixedSnr { snr_db, fading } => {
@@ -155,6 +179,7 @@ impl ChannelModel {
                 }
                 fading
             }
+            ChannelConfig::Office(_) => unreachable!("handled above"),
         };
         match fading {
             Some(FadingConfig::Rayleigh { coherence_ms }) | Some(FadingConfig::Rician { coherence_ms, .. }) if !(coherence_ms.is_finite() && *coherence_ms > 0.0) => {
@@ -168,11 +193,14 @@ impl ChannelModel {
     /// SNR in dB at `now`.
     #[inline]
     pub fn snr_db(&mut self, now: SimTime) -> f64 {
-        let mean = self.mean.at(now.as_ns());
-        match &mut self.fading {
-            None => mean,
-            Some(f) => mean + f.gain_db(now.as_ns()),
+        let mut snr = self.mean.at(now.as_ns());
+        if let Some(f) = &mut self.fading {
+            snr += f.gain_db(now.as_ns());
         }
+        if let Some(o) = &mut self.office {
+            snr += o.offset_db(now.as_ns());
+        }
+        snr
     }
 }
 

@@ -10,7 +10,9 @@ use crate::phy::airtime::{max_ppdu_duration, AirtimeOptions};
 use crate::phy::mcs::{PhyError, PhyStandard, TxVector, OFDM_RATES_MBPS};
 use crate::phy::timing::PhyTimings;
 use super::txpath::fifo::{FifoParams, FifoPath};
+use super::txpath::law::{LawPath, LawPathParams};
 use super::txpath::linux::{AqlParams, LinuxParams, LinuxPath};
+use crate::mech::MechanismConfig;
 use super::txpath::TxPath;
 use crate::queue::codel::CodelParams;
 use crate::queue::fq::FqParams;
@@ -194,6 +196,33 @@ impl BssParams {
         match path {
             TxPath::Fifo(p) => p.add_link(id, txv, ack_duration(&txv, &self.basic_rates_mbps, band), block_ack_duration(&txv, &self.basic_rates_mbps, band, bitmap)),
             TxPath::Linux(p) => p.add_link(id, txv, rc),
+            TxPath::Law(p) => p.add_link(id),
+        }
+    }
+
+    /// Law's AP path (`mechanism = { type = "law", ... }`) over the BSS's rates; `rng` perturbs its FQ
+    /// hash. Fails with a message when the parameters or the rates do not fit.
+    pub fn law_path(&self, c: &WifiConfig, law: &crate::mech::law::LawParams, rng: &mut Rng) -> Result<TxPath, String> {
+        let law = crate::mech::law::LawParams { max_subframes: law.max_subframes.min(self.ampdu_limits.max_mpdus), ..law.clone() };
+        let p = LawPathParams {
+            qos: self.qos,
+            ampdu: self.ampdu,
+            band: self.timings.band,
+            airtime: self.airtime,
+            law,
+            fq: FqParams::mac80211(),
+            max_ampdu_bytes: self.ampdu_limits.max_bytes,
+            baw: self.ampdu_limits.max_mpdus as u64,
+        };
+        LawPath::new(p, link_rates(c).supported, rng).map(|p| TxPath::Law(Box::new(p)))
+    }
+
+    /// The AP's transmit path: the mechanism's, if one is installed, else the configured path.
+    pub fn ap_path(&self, c: &WifiConfig, rng: &mut Rng) -> Result<TxPath, String> {
+        match &c.mechanism {
+            Some(MechanismConfig::Law(law)) => self.law_path(c, law, rng),
+            // Mechanisms above the transmit path (Zhuge, FastAck, ABC) leave it as configured.
+            _ => Ok(self.path(&default_paths(c).0, rng)),
         }
     }
 }
@@ -231,6 +260,7 @@ pub fn adaptive_rate_control(c: &WifiConfig, rc: &RateControlConfig, rng: Rng) -
         RateControlConfig::Fixed { .. } => return Ok(None),
         RateControlConfig::MinstrelHt(p) => crate::ratectl::RateControlParams::MinstrelHt(p.clone()),
         RateControlConfig::Thompson(p) => crate::ratectl::RateControlParams::Thompson(p.clone()),
+        RateControlConfig::Llra(p) => crate::ratectl::RateControlParams::Llra(p.clone()),
     };
     params.build(&link_rates(c), rng, crate::time::SimTime::ZERO).map(Some).map_err(|e| e.to_string())
 }

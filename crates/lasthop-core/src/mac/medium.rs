@@ -18,9 +18,16 @@
 //!   │     receiver waits EIFS, others honour the NAV to the expected response's end
 //!   └─ collision → every transmitter fails after its ACK timeout; others resume after the last
 //!         PPDU ends (AIFS, or EIFS with `collision_ifs = "eifs"`)
-//! ExchangeEnd: success → TxPath::complete; failure → retry in hardware while the chain has tries,
-//!   else TxPath::complete (XRETRY)
+//! ExchangeEnd: success → TxPath::complete; failure → retry in hardware while the chain has tries
+//!   and the PSDU's hardware deadline has not passed, else TxPath::complete (XRETRY, or time limit)
+//! HwDeadline(node, ac) ── a PSDU with `hw_deadline` (Law's Limit_h) waiting for the medium or backing
+//!   off at its deadline goes back to the path at exactly that time; one whose exchange is on the air
+//!   goes back when the exchange ends (a PPDU is never cut)
 //! ```
+//! A path whose hardware budget spans the ACs ([`TxPath::shares_hardware`], Law) may queue PSDUs for any
+//! AC when one completes: after each event the medium requests access for every AC of such a node
+//! that has a PSDU, releases the ones that have none, and keeps one timer per AC on the head PSDU's
+//! deadline.
 //! Control responses (ACK, BlockAck) are not subject to errors (approximation, see FIDELITY.md).
 
 use super::config::BssParams;
@@ -51,6 +58,8 @@ pub enum WifiEvent {
     ExchangeEnd { node: u32 },
     /// Node `node` continues its TXOP with the next PSDU (SIFS after the last response).
     TxopContinue { node: u32 },
+    /// The hardware deadline of the head PSDU of node `node`'s AC `ac` is reached.
+    HwDeadline { node: u32, ac: u8 },
 }
 
 /// What the medium needs from the engine.
@@ -117,6 +126,8 @@ pub struct NodeStats {
     pub ack_timeouts: u64,
     /// PSDUs abandoned by the hardware after their whole rate chain (XRETRY).
     pub xretries: u64,
+    /// PSDUs returned at their hardware deadline ([`Psdu::hw_deadline`]).
+    pub hw_time_limit_returns: u64,
 }
 
 /// The PSDU at the head of a hardware queue and how far its rate chain got.
@@ -159,6 +170,10 @@ struct Node {
     txop_start: SimTime,
     /// The EDCAF whose TXOP continues at the pending `TxopContinue`.
     continue_eidx: Option<usize>,
+    /// The path shares one hardware budget over the ACs and sets hardware deadlines.
+    shares_hw: bool,
+    /// Per AC: the armed timer on the head PSDU's hardware deadline.
+    deadline_timers: [Option<(TimerId, SimTime)>; 4],
     stats: NodeStats,
 }
 
@@ -198,6 +213,8 @@ pub struct Medium {
     releases: Vec<(u32, usize, u64)>,
     trace: Option<Vec<MediumTrace>>,
     collision_ifs: Vec<CollisionIfs>,
+    /// Some node's path shares its hardware over the ACs (see the module docs).
+    any_shared_hw: bool,
 }
 
 impl Medium {
@@ -221,7 +238,6 @@ impl Medium {
                 qos: b.qos,
                 edcaf,
                 links: Vec::new(),
-                path: s.path,
                 hw: Default::default(),
                 rng,
                 ref_time: SimTime::ZERO,
@@ -229,7 +245,10 @@ impl Medium {
                 spare: Vec::new(),
                 txop_start: SimTime::ZERO,
                 continue_eidx: None,
+                shares_hw: s.path.shares_hardware(),
+                deadline_timers: [None; 4],
                 stats: NodeStats::default(),
+                path: s.path,
             });
             names.push(s.name);
         }
@@ -256,7 +275,6 @@ impl Medium {
         }
         Medium {
             bss,
-            nodes: ns,
             names,
             links: ls,
             node_of,
@@ -271,6 +289,8 @@ impl Medium {
             releases: Vec::new(),
             trace: None,
             collision_ifs,
+            any_shared_hw: ns.iter().any(|n| n.shares_hw),
+            nodes: ns,
         }
     }
 
@@ -332,6 +352,7 @@ impl Medium {
             node.edcaf[eidx].request(now, was_empty, idle, self.slot, &mut node.rng);
             self.rearm_access(now, sched);
         }
+        self.service_shared_hw(now, sched, out);
     }
 
     /// Handles a medium event.
@@ -349,6 +370,104 @@ impl Medium {
                 self.in_flight.clear();
                 self.in_flight.push(node);
                 sched.schedule(end, WifiEvent::PpduEnd);
+            }
+            // The timer fired: forget it; `service_shared_hw` returns the PSDU (or leaves it to the end
+            // of its exchange).
+            WifiEvent::HwDeadline { node, ac } => self.nodes[node as usize].deadline_timers[ac as usize] = None,
+        }
+        self.service_shared_hw(now, sched, out);
+    }
+
+    /// The hardware deadline of the PSDU at the head of AC `ac` of `n`: in the medium's hardware slot,
+    /// or still in the path's hardware queue.
+    fn head_deadline(n: &Node, ac: usize) -> Option<SimTime> {
+        match &n.hw[ac] {
+            Some(hw) => hw.psdu.hw_deadline,
+            None => n.path.hw_deadline(ac),
+        }
+    }
+
+    /// Returns to the path every head PSDU of node `ni` whose deadline has passed and whose exchange is
+    /// not on the air. Returns whether any was returned.
+    fn expire_due(&mut self, now: SimTime, ni: u32, out: &mut Outputs<'_>) -> bool {
+        let mut any = false;
+        let nq = if self.nodes[ni as usize].qos { 4 } else { 1 };
+        for ac in 0..nq {
+            loop {
+                let n = &self.nodes[ni as usize];
+                let on_air = n.exchange.as_ref().is_some_and(|e| e.ac == ac);
+                match Self::head_deadline(n, ac) {
+                    Some(d) if d <= now && !on_air => {
+                        self.return_at_deadline(now, ni, ac, out);
+                        any = true;
+                    }
+                    _ => break,
+                }
+            }
+        }
+        any
+    }
+
+    /// The hardware stops working on AC `ac`'s head PSDU and hands it back, unacknowledged.
+    fn return_at_deadline(&mut self, now: SimTime, ni: u32, ac: usize, out: &mut Outputs<'_>) {
+        let n = &mut self.nodes[ni as usize];
+        let mut po = PathOut { log: out.log, dropped: out.dropped, releases: &mut self.releases };
+        let (psdu, attempts) = match n.hw[ac].take() {
+            Some(hw) => (hw.psdu, hw.attempts),
+            None => (n.path.head(now, ac, None, &mut po).expect("a head PSDU has the deadline"), 0),
+        };
+        n.stats.hw_time_limit_returns += 1;
+        let mut received = std::mem::take(&mut n.spare);
+        received.clear();
+        received.resize(psdu.mpdus.len(), false);
+        n.path.complete(now, psdu, TxStatus { success: false, received: &received, attempts }, &mut po);
+        n.spare = received;
+        self.apply_releases(out);
+    }
+
+    /// For nodes whose hardware budget spans the ACs: returns PSDUs past their deadline, requests
+    /// access for every AC with a PSDU (and releases the others), and re-arms the deadline timers.
+    fn service_shared_hw<S: Scheduler>(&mut self, now: SimTime, sched: &mut S, out: &mut Outputs<'_>) {
+        if !self.any_shared_hw {
+            return;
+        }
+        for ni in 0..self.nodes.len() as u32 {
+            if !self.nodes[ni as usize].shares_hw {
+                continue;
+            }
+            self.expire_due(now, ni, out);
+            self.wake(now, ni);
+            let n = &mut self.nodes[ni as usize];
+            for ac in 0..if n.qos { 4 } else { 1 } {
+                let want = Self::head_deadline(n, ac).filter(|&d| d > now);
+                if n.deadline_timers[ac].map(|x| x.1) != want {
+                    if let Some((id, _)) = n.deadline_timers[ac].take() {
+                        sched.cancel(id);
+                    }
+                    n.deadline_timers[ac] = want.map(|d| (sched.schedule(d, WifiEvent::HwDeadline { node: ni, ac: ac as u8 }), d));
+                }
+            }
+        }
+        self.rearm_access(now, sched);
+    }
+
+    /// Requests access for every AC of node `ni` that has a PSDU and releases the EDCAFs of the ACs
+    /// that have none (not while the node has an exchange: its end does this).
+    fn wake(&mut self, now: SimTime, ni: u32) {
+        let (slot, sifs, on_air) = (self.slot, self.sifs, self.on_air);
+        let n = &mut self.nodes[ni as usize];
+        if n.exchange.is_some() {
+            return;
+        }
+        for eidx in 0..n.edcaf.len() {
+            let ac = if n.qos { eidx } else { 0 };
+            let has = n.hw[ac].is_some() || n.path.pending(ac);
+            let access = n.edcaf[eidx].access;
+            if has && access == Access::NotRequested {
+                let idle = (!on_air).then_some(n.ref_time + sifs);
+                n.edcaf[eidx].request(now, true, idle, slot, &mut n.rng);
+            } else if !has && access == Access::Requested && n.continue_eidx != Some(eidx) {
+                n.edcaf[eidx].release(now);
             }
         }
     }
@@ -428,6 +547,11 @@ impl Medium {
         for &(ni, eidx) in &starters {
             self.nodes[ni as usize].txop_start = now;
             self.nodes[ni as usize].stats.accesses += 1;
+            // A deadline that falls on this very instant wins over the access (no attempt starts at
+            // or after it), whatever order the two events were queued in.
+            if self.nodes[ni as usize].shares_hw {
+                self.expire_due(now, ni, out);
+            }
             if self.load_hw(now, ni, eidx, None, out) {
                 let e = self.transmit(now, ni, eidx, out).expect("hardware queue loaded");
                 end = end.max(e);
@@ -671,6 +795,7 @@ impl Medium {
         let hw = n.hw[ac].as_mut().expect("exchange PSDU");
         hw.attempts += 1;
         hw.tries += 1;
+        let mut exhausted = false;
         let done = if success {
             true
         } else {
@@ -679,12 +804,15 @@ impl Medium {
                 hw.series += 1;
                 hw.tries = 0;
             }
-            hw.psdu.chain.get(hw.series).is_none()
+            exhausted = hw.psdu.chain.get(hw.series).is_none();
+            exhausted || hw.psdu.hw_deadline.is_some_and(|d| now >= d)
         };
         if done {
             let hw = n.hw[ac].take().expect("exchange PSDU");
-            if !success {
+            if exhausted {
                 n.stats.xretries += 1;
+            } else if !success {
+                n.stats.hw_time_limit_returns += 1;
             }
             let acked = ex.received.iter().filter(|&&r| r).count() as u64;
             self.links[hw.psdu.link as usize].stats.mpdus_acked += acked;

@@ -141,3 +141,100 @@ fn same_slot_backoffs_collide() {
     }
     panic!("no seed with equal first backoffs");
 }
+
+/// A Law AP (node 0) and one station (node 1) on a channel of `snr_db`; `extra` configures the BSS.
+fn law_pair(extra: &str, law: crate::mech::law::LawParams, snr_db: f64, seed: u64) -> Medium {
+    let c = wifi_config(extra);
+    let p = BssParams::from_config(&c);
+    let tx = |m| TxVector::ht(m, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap();
+    let mut ap = p.law_path(&c, &law, &mut Rng::derive(1, "fq")).unwrap();
+    p.add_link(&mut ap, 0, tx(7), None);
+    let mut sta = p.fifo_path();
+    p.add_link(&mut sta, 1, tx(0), None);
+    let bss = vec![(p, c.collision_ifs)];
+    let nodes = vec![NodeSpec { node: 0, bss: 0, is_ap: true, name: "ap".into(), path: ap }, NodeSpec { node: 1, bss: 0, is_ap: false, name: "sta".into(), path: sta }];
+    let links = vec![
+        LinkSpec { tx: 0, rx: 1, txv: tx(7), channel: ChannelModel::fixed(snr_db) },
+        LinkSpec { tx: 1, rx: 0, txv: tx(0), channel: ChannelModel::fixed(snr_db) },
+    ];
+    let mut m = Medium::new(bss, nodes, links, 2, seed);
+    m.enable_trace();
+    m
+}
+
+/// Runs events until the AP has returned `n` PSDUs at their hardware deadline; returns the time of
+/// the event that returned the n-th.
+fn until_time_limit_returns(m: &mut Medium, q: &mut Q, log: &mut PacketLog, trace: &mut Vec<MediumTrace>, n: u64) -> SimTime {
+    let (mut delivered, mut dropped) = (Vec::new(), Vec::new());
+    while let Some((now, ev)) = q.0.pop() {
+        let mut out = Outputs { log, delivered: &mut delivered, dropped: &mut dropped };
+        m.handle(now, ev, q, &mut out);
+        trace.extend(m.take_trace());
+        if m.nodes[0].stats.hw_time_limit_returns >= n {
+            return now;
+        }
+    }
+    panic!("the hardware never returned a PSDU at its deadline: {trace:?}");
+}
+
+/// Law's Limit_h while the PSDU backs off:
+/// ```text
+///  t = 0      packet 0 → head of the BE hardware queue, deadline 3 ms; backoff of > 340 slots (CW 1023)
+///  t = 3 ms   deadline: the hardware returns it at exactly 3 ms (no attempt made); the driver pushes
+///             the retransmission straight back, head again with deadline 6 ms; the backoff goes on
+///  t > 3 ms   the backoff ends: the retransmission goes out (MCS6) and is acknowledged
+/// ```
+#[test]
+fn law_limit_h_returns_a_backing_off_psdu_at_the_exact_deadline() {
+    let extra = "ampdu = false, edca_ap = { be = { cw_min = 1023, cw_max = 1023 } }";
+    let law = crate::mech::law::LawParams { initial_rate_index: 7, ..Default::default() };
+    for seed in 0..100 {
+        let mut m = law_pair(extra, law.clone(), 40.0, seed);
+        if m.nodes[0].edcaf[2].backoff_slots() <= 340 {
+            continue;
+        }
+        let mut q = Q(EventQueue::new());
+        let mut log = PacketLog::new(true);
+        let (mut delivered, mut dropped) = (Vec::new(), Vec::new());
+        log.open(&pkt(0, 0, 1));
+        let mut out = Outputs { log: &mut log, delivered: &mut delivered, dropped: &mut dropped };
+        m.enqueue(SimTime::ZERO, 0, 1, pkt(0, 0, 1), &mut q, &mut out);
+        let mut trace = Vec::new();
+        let at = until_time_limit_returns(&mut m, &mut q, &mut log, &mut trace, 1);
+        assert_eq!(at, SimTime::from_ms(3), "returned at exactly Limit_h");
+        assert!(trace.is_empty(), "no attempt before the deadline: {trace:?}");
+        assert_eq!(m.nodes[0].path.hw_deadline(2), Some(SimTime::from_ms(6)), "the retransmission's own Limit_h");
+        assert_eq!(m.nodes[0].stats.xretries, 0);
+        assert_eq!(log.stages[Stage::HwHead as usize][0], 0);
+        run_until(&mut m, &mut q, &mut log, &mut trace, |e| matches!(e, MediumTrace::PpduEnd { node: 0, .. }));
+        match trace[..] {
+            [MediumTrace::PpduStart { t, mpdus: 1, .. }, MediumTrace::PpduEnd { ok: 1, .. }] => assert!(t > SimTime::from_ms(3) && t < SimTime::from_ms(6)),
+            _ => panic!("{trace:?}"),
+        }
+        return;
+    }
+    panic!("no seed with a first backoff over 340 slots");
+}
+
+/// Law's Limit_h while the PSDU is on the air: the PPDU is never cut; the hardware returns the PSDU when
+/// the failed exchange ends (PPDU end + ACK timeout), after one attempt, and makes no further one.
+#[test]
+fn law_limit_h_waits_for_the_exchange_on_the_air() {
+    let extra = "ampdu = false, edca_ap = { be = { cw_min = 0, cw_max = 0 } }";
+    let law = crate::mech::law::LawParams { initial_rate_index: 7, limit_h_ms: 0.2, ..Default::default() };
+    let mut m = law_pair(extra, law, 3.0, 1);
+    let mut q = Q(EventQueue::new());
+    let mut log = PacketLog::new(false);
+    let (mut delivered, mut dropped) = (Vec::new(), Vec::new());
+    let mut out = Outputs { log: &mut log, delivered: &mut delivered, dropped: &mut dropped };
+    m.enqueue(SimTime::ZERO, 0, 1, pkt(0, 0, 1), &mut q, &mut out);
+    let mut trace = Vec::new();
+    let at = until_time_limit_returns(&mut m, &mut q, &mut log, &mut trace, 1);
+    let (start, end) = match trace[..] {
+        [MediumTrace::PpduStart { t: s, node: 0, .. }, MediumTrace::PpduEnd { t: e, node: 0, ok: 0, .. }] => (s, e),
+        _ => panic!("one failed attempt expected: {trace:?}"),
+    };
+    assert!(start < SimTime::from_us(200) && end > SimTime::from_us(200), "the deadline falls inside the PPDU");
+    assert_eq!(at, end + m.ack_timeout, "returned when the exchange ended");
+    assert_eq!((m.nodes[0].stats.xretries, m.nodes[0].stats.ack_timeouts), (0, 1));
+}

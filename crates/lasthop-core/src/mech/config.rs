@@ -1,6 +1,7 @@
 //! `aps[].mechanism`: what an AP runs on top of its last hop, `type`-tagged.
 //!
 //! ```toml
+//! mechanism = { type = "law", limit_q_ms = 40, limit_h_ms = 3 } # Law (802.11 last hops only)
 //! mechanism = { type = "zhuge" }                               # Fortune Teller + Feedback Updater
 //! mechanism = { type = "zhuge", profile = "parity", flows = ["call"] }
 //! mechanism = { type = "fastack" }                              # AP-generated TCP ACKs (baseline)
@@ -15,6 +16,10 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum MechanismConfig {
+    /// Law (seed 000): one driver queue, ≤ 2 PSDUs in hardware, Limit_q / Limit_h, and joint
+    /// per-transmission rate and retry control. Replaces the AP's transmit path and its downlink rate
+    /// control; needs a `wifi` last hop.
+    Law(super::law::LawParams),
     /// Zhuge (SIGCOMM'22): per-packet delay forecasts at the AP fed back at once, by delaying the
     /// flow's TCP ACKs (out-of-band) or by rewriting its TWCC feedback (in-band, RTP flows).
     Zhuge(ZhugeConfig),
@@ -44,11 +49,29 @@ pub struct ZhugeConfig {
 }
 
 impl MechanismConfig {
+    /// The `type` tag.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            MechanismConfig::Law(_) => "law",
+            MechanismConfig::Zhuge(_) => "zhuge",
+            MechanismConfig::Fastack(_) => "fastack",
+            MechanismConfig::Abc(_) => "abc",
+        }
+    }
+
+    /// Law's parameters, if this is Law.
+    pub fn law(&self) -> Option<&super::law::LawParams> {
+        match self {
+            MechanismConfig::Law(p) => Some(p),
+            _ => None,
+        }
+    }
+
     /// The flow names it is restricted to, if any.
     pub fn flows(&self) -> Option<&[String]> {
         match self {
             MechanismConfig::Zhuge(z) => z.flows.as_deref(),
-            MechanismConfig::Fastack(_) | MechanismConfig::Abc(_) => None,
+            MechanismConfig::Law(_) | MechanismConfig::Fastack(_) | MechanismConfig::Abc(_) => None,
         }
     }
 
@@ -56,6 +79,11 @@ impl MechanismConfig {
     pub fn validate(&self) -> Result<(), (String, String)> {
         let e = |prefix: &str, f: &str, r: &str| Err((if prefix.is_empty() { f.to_string() } else { format!("{prefix}.{f}") }, r.to_string()));
         match self {
+            MechanismConfig::Law(p) => {
+                if let Err((f, r)) = p.validate() {
+                    return Err((f.to_string(), r));
+                }
+            }
             MechanismConfig::Zhuge(z) => {
                 if let Some(a) = &z.ack_delayer {
                     if let Err(x) = a.validate() {

@@ -9,6 +9,7 @@
 //!   FQ-CoDel with a delay controller).
 
 pub mod config;
+pub mod law;
 pub mod zhuge;
 
 pub use config::MechanismConfig;

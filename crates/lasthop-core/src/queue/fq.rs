@@ -516,6 +516,12 @@ impl Fq {
         self.tins[tin.0 as usize].stats.backlog_bytes
     }
 
+    /// When the oldest packet at the head of one of `tin`'s flows was enqueued (`None` if empty).
+    pub fn tin_oldest_enqueued(&self, tin: TinId) -> Option<SimTime> {
+        let t = &self.tins[tin.0 as usize];
+        t.new_flows.iter().chain(t.old_flows.iter()).filter_map(|&f| self.flows[f as usize].q.front().map(|p| p.enqueued)).min()
+    }
+
     pub fn tin_is_empty(&self, tin: TinId) -> bool {
         self.tin_backlog_packets(tin) == 0
     }

@@ -18,6 +18,7 @@
 //! | fixed rate (+ optional fallback series) | [`fixed`] | mac80211 `fixed_rate_idx` | baselines.md §1.4 |
 //! | Minstrel-HT, modern and legacy | [`minstrel_ht`] | Linux `net/mac80211/rc80211_minstrel_ht.[ch]` (6.18; 4.19 for legacy) | wifi-model.md §6, baselines.md §1.1 |
 //! | Thompson sampling | [`thompson`] | ns-3 `thompson-sampling-wifi-manager.cc` | baselines.md §1.2 |
+//! | LLRA (reconstructed) | [`llra`] | Li et al., INFOCOM 2015 (abstract only) | baselines.md §1.3 |
 //!
 //! The set is closed, so callers hold an [`AnyRateControl`] built from a [`RateControlParams`] (a
 //! `type`-tagged scenario table, STYLE 10/16):
@@ -28,7 +29,13 @@
 //! rate_control = { type = "minstrel_ht", max_rates = 1, max_retry = 7 }      # OpenWiFi
 //! rate_control = { type = "minstrel_ht", variant = "legacy" }                # Linux 4.x / ns-3
 //! rate_control = { type = "thompson", decay_hz = 1.0 }
+//! rate_control = { type = "llra", delay_budget_ms = 20, minstrel = { max_rates = 1, max_retry = 7 } }
 //! ```
+//!
+//! Two optional hooks let a controller see the queues and shape the driver (LLRA uses both; the others
+//! keep the no-op defaults): [`RateControl::on_queue_state`] before each `rate_set` (backlog, head
+//! sojourn, channel-access delay) and [`RateControl::tx_limits`] (A-MPDU length, software-retry
+//! deadline).
 //!
 //! Choices where the sources are silent:
 //! * **Report normalisation.** A report with `ampdu_len == 0` is treated as a single MPDU with
@@ -39,6 +46,7 @@
 //!   three here uses it (Minstrel-HT and ns-3's Thompson sampling ignore the frame length too).
 
 pub mod fixed;
+pub mod llra;
 pub mod minstrel_ht;
 pub mod thompson;
 
@@ -48,12 +56,13 @@ mod sim_tests;
 mod tests;
 
 pub use fixed::{Fixed, FixedEntry, FixedParams};
-pub use minstrel_ht::{MinstrelHt, MinstrelHtParams, MinstrelVariant};
+pub use llra::{Llra, LlraParams};
+pub use minstrel_ht::{MinstrelHt, MinstrelHtParams, MinstrelVariant, RateView};
 pub use thompson::{Thompson, ThompsonParams};
 
 use crate::phy::{all_valid_txvectors, Band, ChannelWidth, GuardInterval, PhyStandard, TxVector};
 use crate::rng::Rng;
-use crate::time::SimTime;
+use crate::time::{SimDuration, SimTime};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -198,6 +207,38 @@ pub trait RateControl {
 
     /// Per-rate statistics, shaped like Minstrel's debugfs `rc_stats` table.
     fn stats(&self) -> serde_json::Value;
+
+    /// The queues feeding this link, given by the driver before each [`RateControl::rate_set`]
+    /// (hook; the default ignores it).
+    fn on_queue_state(&mut self, _now: SimTime, _q: &QueueState) {}
+
+    /// Limits on the PSDU being formed and on software retries (hook; the default imposes none).
+    fn tx_limits(&self) -> TxLimits {
+        TxLimits::default()
+    }
+}
+
+/// What the driver knows about the queues feeding one link.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueueState {
+    /// Packets and bytes waiting for this link below the qdisc (TXQ and driver retry queue).
+    pub backlog_packets: u32,
+    pub backlog_bytes: u64,
+    /// Sojourn of the oldest of them since it entered the TXQ.
+    pub head_sojourn: SimDuration,
+    /// A channel-access delay measured since the last call: from a PSDU of this link reaching the head
+    /// of its hardware queue to its first attempt.
+    pub access_delay: Option<SimDuration>,
+}
+
+/// Limits a controller may put on the driver.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TxLimits {
+    /// At most this many MPDUs in the A-MPDU being formed.
+    pub max_mpdus: Option<u32>,
+    /// A failed MPDU whose sojourn since its TXQ enqueue is at least this is dropped (reason
+    /// `deadline`) instead of retried in software.
+    pub retry_sojourn_limit: Option<SimDuration>,
 }
 
 /// What a controller is built for: the TxVectors both ends support, the band, and whether the
@@ -268,6 +309,8 @@ pub enum RateControlParams {
     MinstrelHt(MinstrelHtParams),
     /// ns-3 Thompson sampling.
     Thompson(ThompsonParams),
+    /// LLRA, reconstructed (latency-aware, over Minstrel-HT's statistics and probing).
+    Llra(LlraParams),
 }
 
 impl Default for RateControlParams {
@@ -283,6 +326,7 @@ impl RateControlParams {
             RateControlParams::Fixed(p) => p.validate(),
             RateControlParams::MinstrelHt(p) => p.validate(),
             RateControlParams::Thompson(p) => p.validate(),
+            RateControlParams::Llra(p) => p.validate(),
         }
     }
 
@@ -302,6 +346,7 @@ impl RateControlParams {
             RateControlParams::Thompson(p) => {
                 AnyRateControl::Thompson(Thompson::new(p, link, rng, now)?)
             }
+            RateControlParams::Llra(p) => AnyRateControl::Llra(Box::new(Llra::new(p, link, rng, now)?)),
         })
     }
 }
@@ -312,6 +357,7 @@ pub enum AnyRateControl {
     Fixed(Fixed),
     MinstrelHt(Box<MinstrelHt>),
     Thompson(Thompson),
+    Llra(Box<Llra>),
 }
 
 impl RateControl for AnyRateControl {
@@ -320,6 +366,7 @@ impl RateControl for AnyRateControl {
             AnyRateControl::Fixed(c) => c.rate_set(now, mpdu_len),
             AnyRateControl::MinstrelHt(c) => c.rate_set(now, mpdu_len),
             AnyRateControl::Thompson(c) => c.rate_set(now, mpdu_len),
+            AnyRateControl::Llra(c) => c.rate_set(now, mpdu_len),
         }
     }
 
@@ -328,6 +375,7 @@ impl RateControl for AnyRateControl {
             AnyRateControl::Fixed(c) => c.on_tx_status(now, report),
             AnyRateControl::MinstrelHt(c) => c.on_tx_status(now, report),
             AnyRateControl::Thompson(c) => c.on_tx_status(now, report),
+            AnyRateControl::Llra(c) => c.on_tx_status(now, report),
         }
     }
 
@@ -336,6 +384,7 @@ impl RateControl for AnyRateControl {
             AnyRateControl::Fixed(c) => c.current_rate(),
             AnyRateControl::MinstrelHt(c) => c.current_rate(),
             AnyRateControl::Thompson(c) => c.current_rate(),
+            AnyRateControl::Llra(c) => c.current_rate(),
         }
     }
 
@@ -344,6 +393,20 @@ impl RateControl for AnyRateControl {
             AnyRateControl::Fixed(c) => c.stats(),
             AnyRateControl::MinstrelHt(c) => c.stats(),
             AnyRateControl::Thompson(c) => c.stats(),
+            AnyRateControl::Llra(c) => c.stats(),
+        }
+    }
+
+    fn on_queue_state(&mut self, now: SimTime, q: &QueueState) {
+        if let AnyRateControl::Llra(c) = self {
+            c.on_queue_state(now, q);
+        }
+    }
+
+    fn tx_limits(&self) -> TxLimits {
+        match self {
+            AnyRateControl::Llra(c) => c.tx_limits(),
+            _ => TxLimits::default(),
         }
     }
 }

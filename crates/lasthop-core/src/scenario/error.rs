@@ -116,34 +116,89 @@ fn find_described(v: &serde_json::Value, desc: &str, at: &mut Vec<LocItem>, foun
     }
 }
 
+/// The value at `loc` in `doc`.
+fn at<'a>(doc: &'a serde_json::Value, loc: &[LocItem]) -> Option<&'a serde_json::Value> {
+    let mut node = doc;
+    for item in loc {
+        node = match (item, node) {
+            (LocItem::Key(k), serde_json::Value::Object(m)) => m.get(k)?,
+            (LocItem::Index(i), serde_json::Value::Array(a)) => a.get(*i)?,
+            _ => return None,
+        };
+    }
+    Some(node)
+}
+
+/// Every location (relative, below `v`) of an object holding a key/value pair that `hit` accepts.
+fn find_key(v: &serde_json::Value, hit: &dyn Fn(&str, &serde_json::Value) -> bool, at: &mut Vec<LocItem>, found: &mut Vec<Vec<LocItem>>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            if m.iter().any(|(k, c)| hit(k, c)) {
+                found.push(at.clone());
+            }
+            for (k, c) in m {
+                at.push(LocItem::Key(k.clone()));
+                find_key(c, hit, at, found);
+                at.pop();
+            }
+        }
+        serde_json::Value::Array(a) => {
+            for (i, c) in a.iter().enumerate() {
+                at.push(LocItem::Index(i));
+                find_key(c, hit, at, found);
+                at.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
 impl ScenarioError {
     /// serde loses the path below a `type`-tagged table (it buffers the table to read the tag first), so a
     /// wrong type inside one is reported at the table. When exactly one value under that table matches
     /// the offending value in the message, extend the location to it (`flows[0]` → `flows[0].rate_mbps`).
+    ///
+    /// The same holds for tagged tables nested in a tagged table (`mechanism` inside `last_hop`): an
+    /// unknown key or an unknown `type` is reported at the outer table; when exactly one table below it
+    /// has that key (or that `type`), the location moves there (`aps[0].last_hop.mechanism.limit_qq_ms`).
     pub(crate) fn refine_in_tagged_table(&mut self, doc: &serde_json::Value) {
         let Some(issue) = self.issues.first_mut() else { return };
-        if issue.kind != "invalid_type" && issue.kind != "invalid_value" {
-            return;
-        }
-        let Some(desc) = issue.msg.split_once(": ").and_then(|(_, rest)| rest.split(", expected").next()) else { return };
-        let mut node = doc;
-        for item in &issue.loc.0 {
-            node = match (item, node) {
-                (LocItem::Key(k), serde_json::Value::Object(m)) => match m.get(k) {
-                    Some(n) => n,
-                    None => return,
-                },
-                (LocItem::Index(i), serde_json::Value::Array(a)) => match a.get(*i) {
-                    Some(n) => n,
-                    None => return,
-                },
-                _ => return,
-            };
-        }
-        let mut found = Vec::new();
-        find_described(node, desc, &mut Vec::new(), &mut found);
-        if let [one] = found.as_slice() {
-            issue.loc.0.extend(one.iter().cloned());
+        match issue.kind.as_str() {
+            "invalid_type" | "invalid_value" => {
+                let Some(desc) = issue.msg.split_once(": ").and_then(|(_, rest)| rest.split(", expected").next()) else { return };
+                let Some(node) = at(doc, &issue.loc.0) else { return };
+                let mut found = Vec::new();
+                find_described(node, desc, &mut Vec::new(), &mut found);
+                if let [one] = found.as_slice() {
+                    issue.loc.0.extend(one.iter().cloned());
+                }
+            }
+            "unknown_field" => {
+                let Some((LocItem::Key(name), parent)) = issue.loc.0.split_last() else { return };
+                let Some(node) = at(doc, parent) else { return };
+                if node.get(name).is_some() {
+                    return;
+                }
+                let mut found = Vec::new();
+                find_key(node, &|k, _| k == name, &mut Vec::new(), &mut found);
+                if let [one] = found.as_slice() {
+                    let name = LocItem::Key(name.clone());
+                    issue.loc.0.pop();
+                    issue.loc.0.extend(one.iter().cloned());
+                    issue.loc.0.push(name);
+                }
+            }
+            "unknown_type" => {
+                let Some(tag) = issue.msg.split('`').nth(1) else { return };
+                let Some(node) = at(doc, &issue.loc.0) else { return };
+                let mut found = Vec::new();
+                find_key(node, &|k, v| k == "type" && v.as_str() == Some(tag), &mut Vec::new(), &mut found);
+                if let [one] = found.as_slice() {
+                    issue.loc.0.extend(one.iter().cloned());
+                    issue.loc.0.push(LocItem::Key("type".into()));
+                }
+            }
+            _ => {}
         }
     }
 

@@ -41,7 +41,8 @@ fn unknown_key_names_its_path() {
     assert_eq!(e.issues[0].kind, "unknown_field");
     assert_eq!(e.issues[0].loc.to_string(), "flows[0].rtae");
     let e = err(&OK.replace("delay_ms = 1 }", "delay_ms = 1, queue = { type = \"fifo\", pakets = 5 } }"));
-    assert_eq!(e.issues[0].loc.to_string(), "aps[0].last_hop.pakets", "{e}");
+    // Nested tagged tables: the key is located in the inner one.
+    assert_eq!(e.issues[0].loc.to_string(), "aps[0].last_hop.queue.pakets", "{e}");
     let e = err(&format!("bogus = 1\n{OK}"));
     assert_eq!(e.issues[0].loc.to_string(), "bogus");
 }
@@ -82,4 +83,52 @@ fn schema_is_generated() {
     let s = json_schema();
     assert!(s["properties"]["duration_s"].is_object());
     assert_eq!(s["additionalProperties"], serde_json::json!(false));
+}
+
+/// `mechanism = { type = "law", ... }` on a Wi-Fi last hop: defaults fill in; unknown keys, wrong
+/// types and impossible values come back as errors with their paths; what Law replaces must be unset.
+#[test]
+fn law_mechanism_is_checked_with_paths() {
+    // `mechanism = {...}` goes on the AP, anything after it (", key = ...") on the last hop.
+    let wifi = |m: &str| {
+        let (mech, hop) = m.split_once("}, ").map(|(a, b)| (format!("{a}}}"), format!(", {b}"))).unwrap_or((m.to_string(), String::new()));
+        OK.replace("last_hop = { type = \"wired\", rate_mbps = 50, delay_ms = 1 }", &format!("{mech}\nlast_hop = {{ type = \"wifi\"{hop} }}"))
+    };
+    let sc = Scenario::from_toml_str(&wifi("mechanism = { type = \"law\", limit_q_ms = 54 }"), Path::new(".")).unwrap();
+    let LastHop::Wifi(w) = &sc.aps[0].last_hop else { panic!() };
+    let Some(crate::mech::MechanismConfig::Law(p)) = &w.mechanism else { panic!() };
+    assert_eq!((p.limit_q_ms, p.limit_h_ms, p.hw_psdus, p.sw_retries), (54.0, 3.0, 2, 1));
+    let e = err(&wifi("mechanism = { type = \"law\", limit_qq_ms = 54 }"));
+    assert_eq!(e.issues[0].loc.to_string(), "aps[0].mechanism.limit_qq_ms", "{e}");
+    let e = err(&wifi("mechanism = { type = \"law\", limit_h_ms = \"3\" }"));
+    assert_eq!(e.issues[0].loc.to_string(), "aps[0].mechanism.limit_h_ms", "{e}");
+    let e = err(&wifi("mechanism = { type = \"law\", limit_h_ms = -3 }"));
+    assert_eq!(e.issues[0].loc.to_string(), "aps[0].mechanism.limit_h_ms", "{e}");
+    assert!(e.to_string().contains("positive"), "{e}");
+    let e = err(&wifi("mechanism = { type = \"law\", ewma_old_weight = 1.0 }"));
+    assert_eq!(e.issues[0].loc.to_string(), "aps[0].mechanism.ewma_old_weight", "{e}");
+    let e = err(&wifi("mechanism = { type = \"lawful\" }"));
+    assert_eq!(e.issues[0].loc.to_string(), "aps[0].mechanism.type", "{e}");
+    let e = err(&wifi("mechanism = { type = \"law\" }, ap_path = { type = \"linux\" }"));
+    assert_eq!(e.issues[0].loc.to_string(), "aps[0].last_hop.ap_path", "{e}");
+    let e = err(&wifi("mechanism = { type = \"law\" }, rate_control = { type = \"minstrel_ht\" }"));
+    assert_eq!(e.issues[0].loc.to_string(), "aps[0].last_hop.rate_control", "{e}");
+    let e = err(&wifi("mechanism = { type = \"law\" }").replace("name = \"sta\"\n", "name = \"sta\"\ndownlink_rate_control = { type = \"thompson\" }\n"));
+    assert_eq!(e.issues[0].loc.to_string(), "stations[0].downlink_rate_control", "{e}");
+    let s = json_schema().to_string();
+    assert!(s.contains("limit_q_ms") && s.contains("MechanismConfig"), "the schema documents the mechanism");
+}
+
+/// `rate_control = { type = "llra", ... }` parses with a nested Minstrel table; a bad value names the
+/// rate-control table and the field.
+#[test]
+fn llra_rate_control_is_checked() {
+    let wifi = |rc: &str| OK.replace("last_hop = { type = \"wired\", rate_mbps = 50, delay_ms = 1 }", &format!("last_hop = {{ type = \"wifi\", rate_control = {rc} }}"));
+    let sc = Scenario::from_toml_str(&wifi("{ type = \"llra\", delay_budget_ms = 30, minstrel = { max_rates = 1, max_retry = 7 } }"), Path::new(".")).unwrap();
+    let LastHop::Wifi(w) = &sc.aps[0].last_hop else { panic!() };
+    let RateControlConfig::Llra(p) = &w.rate_control else { panic!() };
+    assert_eq!((p.delay_budget_ms, p.quantile, p.minstrel.max_rates, p.minstrel.max_retry), (30.0, 0.99, 1, 7));
+    let e = err(&wifi("{ type = \"llra\", quantile = 1.5 }"));
+    assert_eq!(e.issues[0].loc.to_string(), "aps[0].last_hop.rate_control", "{e}");
+    assert!(e.to_string().contains("quantile"), "{e}");
 }

@@ -59,8 +59,9 @@ pub struct AccessPoint {
     pub name: String,
     /// How the AP reaches its stations.
     pub last_hop: LastHop,
-    /// A mechanism the AP runs on its downlink and on its stations' feedback (Zhuge, FastAck, ABC);
-    /// default none.
+    /// A mechanism the AP runs, `type`-tagged; default none. `law` reshapes an 802.11 AP's transmit
+    /// path (leave `ap_path` and an adaptive downlink `rate_control` unset); `zhuge`, `fastack` and
+    /// `abc` act on the AP's downlink queue and its stations' feedback, over any last hop.
     #[serde(default)]
     pub mechanism: Option<crate::mech::MechanismConfig>,
 }
@@ -212,6 +213,8 @@ pub enum RateControlConfig {
     MinstrelHt(crate::ratectl::MinstrelHtParams),
     /// ns-3's Thompson sampling; needs the `linux` transmit path.
     Thompson(crate::ratectl::ThompsonParams),
+    /// LLRA (latency-aware, reconstructed; over Minstrel-HT's statistics); needs the `linux` transmit path.
+    Llra(crate::ratectl::LlraParams),
 }
 
 impl Default for RateControlConfig {
@@ -359,6 +362,11 @@ pub struct WifiConfig {
     /// The AP's transmit path; default `linux` in the `linux` profile, `fifo` in `ns3`.
     #[serde(default)]
     pub ap_path: Option<TxPathConfig>,
+    /// The AP's Law mechanism, copied here from `aps[].mechanism` after parsing (not a key of the
+    /// last hop): Law replaces the AP's transmit path and its downlink rate control.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub mechanism: Option<crate::mech::MechanismConfig>,
     /// The stations' transmit path; default `fifo` (one queue per AC, `wifi-model.md` §5.8).
     #[serde(default)]
     pub sta_path: Option<TxPathConfig>,
@@ -413,6 +421,9 @@ pub enum ChannelConfig {
         #[serde(default)]
         fading: Option<FadingConfig>,
     },
+    /// An office in working hours (Law's testbed): slow drift, Rician fast fading, people crossing the
+    /// line of sight (deep fades) and co-channel interference bursts (SINR drops); every knob optional.
+    Office(crate::channel::OfficeParams),
 }
 
 fn default_exponent() -> f64 {
@@ -742,6 +753,11 @@ impl Default for OutputOptions {
 impl Scenario {
     /// Makes file paths (traces) absolute relative to the scenario's directory.
     pub(crate) fn resolve_paths(&mut self, base_dir: &Path) {
+        for a in &mut self.aps {
+            if let LastHop::Wifi(w) = &mut a.last_hop {
+                w.mechanism = a.mechanism.clone().filter(|m| m.law().is_some());
+            }
+        }
         let abs = |p: &mut String| {
             let path = Path::new(p.as_str());
             if path.is_relative() {

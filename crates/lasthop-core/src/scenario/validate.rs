@@ -78,6 +78,9 @@ fn check_nodes(sc: &Scenario, is: &mut Issues) -> BTreeMap<String, NodeKind> {
         check_last_hop(&a.last_hop, &loc.key("last_hop"), is);
         if let Some(m) = &a.mechanism {
             check_mechanism(sc, m, &loc.key("mechanism"), is);
+            if m.law().is_some() && !matches!(a.last_hop, LastHop::Wifi(_)) {
+                is.push(loc.key("mechanism").key("type"), "`law` needs a `wifi` last hop", json!("law"));
+            }
         }
     }
     for (i, s) in sc.stations.iter().enumerate() {

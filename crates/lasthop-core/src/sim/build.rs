@@ -94,8 +94,8 @@ impl Built {
                     let params = BssParams::from_config(w);
                     let ap_txv = fixed_txvector(w, &w.rate_control).expect("validated");
                     let ap_w = wifi_nodes.len();
-                    let (ap_cfg, sta_cfg) = crate::mac::config::default_paths(w);
-                    let ap_path = params.path(&ap_cfg, &mut Rng::derive(seed, &format!("wifi/{}/fq", ap.name)));
+                    let (_, sta_cfg) = crate::mac::config::default_paths(w);
+                    let ap_path = params.ap_path(w, &mut Rng::derive(seed, &format!("wifi/{}/fq", ap.name))).expect("validated");
                     wifi_nodes.push(NodeSpec { node: ap_id, bss, is_ap: true, name: ap.name.clone(), path: ap_path });
                     for (si, st) in sc.stations.iter().enumerate() {
                         if sc.ap_of(st) != ai {
@@ -107,7 +107,10 @@ impl Built {
                         let dl_txv = st.downlink_rate_control.as_ref().map(|rc| fixed_txvector(w, rc).expect("validated")).unwrap_or(ap_txv);
                         let mut sta_path = params.path(&sta_cfg, &mut Rng::derive(seed, &format!("wifi/{}/fq", st.name)));
                         let dl_rc_cfg = st.downlink_rate_control.as_ref().unwrap_or(&w.rate_control);
-                        let dl_rc = crate::mac::config::adaptive_rate_control(w, dl_rc_cfg, Rng::derive(seed, &format!("wifi/{}->{}/ratectl", ap.name, st.name))).expect("validated");
+                        let dl_rc = match w.mechanism {
+                            Some(_) => None, // the mechanism chooses the downlink rates
+                            None => crate::mac::config::adaptive_rate_control(w, dl_rc_cfg, Rng::derive(seed, &format!("wifi/{}->{}/ratectl", ap.name, st.name))).expect("validated"),
+                        };
                         params.add_link(&mut wifi_nodes[ap_w].path, wifi_links.len() as u32, dl_txv, dl_rc);
                         if let (Some(wt), crate::mac::txpath::TxPath::Linux(p)) = (st.airtime_weight_us, &mut wifi_nodes[ap_w].path) {
                             p.set_weight(p.num_links() - 1, wt as i64);
@@ -196,7 +199,7 @@ impl Built {
         let mut mech_of_pipe = vec![None; pipes.len()];
         let mut mech_of_station = vec![None; n];
         for (ai, ap) in sc.aps.iter().enumerate() {
-            let Some(cfg) = &ap.mechanism else { continue };
+            let Some(cfg) = ap.mechanism.as_ref().filter(|m| m.law().is_none()) else { continue };
             let ap_id = topology::ap_node(sc, ai);
             let flows = super::mech::managed_flows(sc, cfg, ai, id);
             let m = mechs.len();

@@ -97,6 +97,7 @@ impl ApMech {
                 MechState::Zhuge { flows: m }
             }
             MechanismConfig::Fastack(p) => MechState::FastAck { flows: flows.iter().map(|&(f, _, _)| (f, FastAck::new(p.clone()))).collect() },
+            MechanismConfig::Law(_) => unreachable!("Law is a transmit path, built with the 802.11 AP"),
             MechanismConfig::Abc(p) => MechState::Abc {
                 marker: Box::new(AbcMarker::new(p.clone(), SimTime::ZERO, Rng::derive(seed, &format!("aps/{name}/abc")))),
                 flows: flows.iter().map(|f| f.0).collect(),

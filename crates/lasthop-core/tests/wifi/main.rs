@@ -234,3 +234,44 @@ fn tcp_fills_a_wired_bottleneck() {
         }
     }
 }
+
+/// The scenario `s` with Law installed at its AP (`aps[0].mechanism`).
+fn with_law(s: &str) -> String {
+    s.replacen("name = \"ap\"\n", "name = \"ap\"\nmechanism = { type = \"law\" }\n", 1)
+}
+
+/// Law at the AP (`mechanism = { type = "law" }`): a 10 Mbit/s flow over a clean channel arrives whole,
+/// every packet within Limit_q + 2·Limit_h of the wired 5 ms, and probing takes the rate from MCS0 to
+/// MCS7 (the top rate, as the channel is clean).
+#[test]
+fn law_on_a_clean_channel_delivers_within_its_bound() {
+    let out = run(&with_law(&bss("standard = \"ht\"", "[[stations]]\nname = \"sta\"\n", "[[flows]]\ntype = \"udp_cbr\"\nfrom = \"srv\"\nto = \"sta\"\nrate_mbps = 10\n")), 1);
+    let f = &out.flows[0];
+    assert_eq!(f.dropped_packets, 0);
+    assert!((f.throughput_mbps - 10.0).abs() < 0.1, "{}", f.throughput_mbps);
+    assert!(f.latency_max_ms.unwrap() < 5.0 + 46.0, "{:?}", f.latency_max_ms);
+    let rc = &out.components["wifi"]["nodes"][0]["path"]["rate_control"][0];
+    assert_eq!(rc["rate"], "HT20 LGI 1 MCS7", "{rc}");
+    assert!(rc["counters"]["probes_succeeded"].as_u64().unwrap() >= 7, "{rc}");
+}
+
+/// Law on a poor, fading link (4 dB mean): the hardware gives PSDUs back at Limit_h, packets are
+/// dropped at Limit_q or after their software retransmission, and no delivered packet spent more than
+/// Limit_q + 2·Limit_h at the AP, plus the overrun of the attempts that started just before each of
+/// the two deadlines (an attempt is never cut; A-MPDUs are capped at Limit_h of airtime, so ≤ 3.2 ms
+/// each with the BlockAck); the Linux path on the same link holds packets far longer.
+#[test]
+fn law_bounds_latency_where_the_linux_path_does_not() {
+    let sta = "[[stations]]\nname = \"sta\"\nchannel = { type = \"fixed_snr\", snr_db = 4, fading = { type = \"rayleigh\", coherence_ms = 20 } }\n";
+    let flow = "[[flows]]\ntype = \"udp_cbr\"\nfrom = \"srv\"\nto = \"sta\"\nrate_mbps = 10\n";
+    let law = run(&with_law(&bss("standard = \"ht\"", sta, flow)), 3);
+    let linux = run(&bss("rate_control = { type = \"minstrel_ht\", max_rates = 1, max_retry = 7 }", sta, flow), 3);
+    let (lf, xf) = (&law.flows[0], &linux.flows[0]);
+    assert!(lf.delivered_packets > 100, "{lf:?}");
+    assert!(lf.latency_max_ms.unwrap() <= 5.0 + 40.0 + 2.0 * 3.0 + 2.0 * 3.2, "{lf:?}");
+    assert!(xf.latency_max_ms.unwrap() > 2.0 * lf.latency_max_ms.unwrap(), "{xf:?}");
+    let ap = &law.components["wifi"]["nodes"][0];
+    assert!(ap["mac"]["hw_time_limit_returns"].as_u64().unwrap() > 0, "{ap}");
+    let drv = &ap["path"]["driver"];
+    assert!(drv["driver_deadline_drops"].as_u64().unwrap() > 0, "{drv}");
+}

@@ -124,7 +124,7 @@ impl FifoPath {
             if budget.is_some() {
                 return None;
             }
-            return Some(Psdu { link: l.id, ac, mpdus: Vec::new(), chain: RateChain::single(l.txv, 1), aggregated: true, bar: true, psdu_len: BLOCK_ACK_REQ_LEN, probe: false });
+            return Some(Psdu { link: l.id, ac, mpdus: Vec::new(), chain: RateChain::single(l.txv, 1), aggregated: true, bar: true, psdu_len: BLOCK_ACK_REQ_LEN, probe: false, hw_deadline: None });
         }
         let mut limits = self.p.limits;
         if let Some(b) = budget {
@@ -139,7 +139,7 @@ impl FifoPath {
         }
         let l = &mut self.links[li];
         let taken: Vec<Mpdu> = l.queues[ac].drain(..mpdus as usize).collect();
-        Some(Psdu { link: l.id, ac, mpdus: taken, chain: RateChain::single(l.txv, 1), aggregated: aggregate && mpdus > 1, bar: false, psdu_len, probe: false })
+        Some(Psdu { link: l.id, ac, mpdus: taken, chain: RateChain::single(l.txv, 1), aggregated: aggregate && mpdus > 1, bar: false, psdu_len, probe: false, hw_deadline: None })
     }
 
     pub fn complete(&mut self, _now: SimTime, psdu: Psdu, st: TxStatus<'_>, out: &mut PathOut<'_>) {

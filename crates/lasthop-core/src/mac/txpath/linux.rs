@@ -10,11 +10,18 @@
 //!     slowest chain rate, inside the window; VO never aggregated)   ── t_txq_deq, t_hw_enq
 //!   → hardware queue per AC (2 A-MPDUs or 8 single frames)  → medium (EDCA, MRR)  ── t_hw_head
 //! TX status → missing subframes back to the software retry queue until 30 hardware attempts, then
-//!   dropped (the window moves, as a BlockAckReq would); a single frame is not retried in software;
+//!   dropped (the window moves, as a BlockAckReq would) — also when the MPDU went out alone, as ath9k
+//!   retries every frame of a BlockAck session (`bf_isampdu`, not `bf_isaggr`); a frame outside one
+//!   (VO, or A-MPDU off) is not retried in software;
 //!   airtime (duration × attempts) charged to the station's deficit.
 //! ```
 //! Approximations: TID = AC (one TXQ per station and AC); AQL is not applied (ath9k does not enable
-//! it); the qdisc is `noqueue`; rate control is a fixed chain until Minstrel-HT is wired.
+//! it); the qdisc is `noqueue`.
+//!
+//! The rate controller sees the queues through [`RateControl::on_queue_state`] before each PSDU
+//! (the TXQ's backlog and head sojourn, and the channel-access delay of the link's last PSDU: from the
+//! head of its hardware queue to its first attempt) and may limit the A-MPDU length and the software
+//! retries through [`RateControl::tx_limits`] (LLRA does; the others keep the defaults).
 
 use super::airtime::AirtimeScheduler;
 use super::{Mpdu, PathOut, Psdu, RateChain, TxStatus};
@@ -25,7 +32,7 @@ use crate::phy::ampdu_len::ampdu_len_with;
 use crate::phy::mcs::{Band, TxVector};
 use crate::queue::codel::CodelParams;
 use crate::queue::AnyQueue;
-use crate::ratectl::{AnyRateControl, RateControl, RateEntry, RateSet};
+use crate::ratectl::{AnyRateControl, QueueState, RateControl, RateEntry, RateSet};
 use crate::queue::fq::{Fq, FqParams, TinId};
 use crate::rng::Rng;
 use crate::stats::{DropReason, Stage};
@@ -94,6 +101,8 @@ struct LinuxLink {
     chain: RateChain,
     rc: Option<AnyRateControl>,
     txqs: Vec<Txq>,
+    /// Channel-access delay of this link's last PSDU, not yet given to the controller.
+    access_sample: Option<SimDuration>,
 }
 
 /// Counters of the path.
@@ -102,7 +111,10 @@ pub struct LinuxStats {
     pub psdus: u64,
     pub sw_retries: u64,
     pub sw_retry_drops: u64,
+    /// Frames outside a BlockAck session (VO, or A-MPDU off) lost after their rate chain.
     pub single_frame_drops: u64,
+    /// Failed subframes dropped by the controller's software-retry deadline (LLRA).
+    pub retry_deadline_drops: u64,
 }
 
 #[derive(Debug)]
@@ -121,6 +133,10 @@ pub struct LinuxPath {
     qdisc: Option<AnyQueue>,
     /// AQL: estimated airtime pending over the whole interface, µs.
     aql_total_us: u64,
+    /// Per AC: the medium holds its head PSDU (between `head` and `complete`), and since when the
+    /// current head has been the head.
+    in_air: Vec<bool>,
+    head_since: Vec<SimTime>,
 }
 
 impl LinuxPath {
@@ -136,6 +152,8 @@ impl LinuxPath {
             drops: Vec::new(),
             qdisc: None,
             aql_total_us: 0,
+            in_air: vec![false; nq],
+            head_since: vec![SimTime::ZERO; nq],
             p,
         }
     }
@@ -163,7 +181,7 @@ impl LinuxPath {
     pub fn add_link(&mut self, id: u32, txv: TxVector, rc: Option<AnyRateControl>) {
         let nq = self.hwq.len();
         let txqs = (0..nq).map(|_| Txq { tin: self.fq.add_tin(self.p.codel), retry: VecDeque::new(), next_seq: 0, in_hw: Vec::new(), pending_us: 0 }).collect();
-        self.links.push(LinuxLink { id, chain: RateChain::single(txv, self.p.fixed_tries), rc, txqs });
+        self.links.push(LinuxLink { id, chain: RateChain::single(txv, self.p.fixed_tries), rc, txqs, access_sample: None });
         let n = self.links.len();
         for a in self.afs.iter_mut() {
             *a = AirtimeScheduler::new(n, self.p.airtime_fairness);
@@ -244,6 +262,9 @@ impl LinuxPath {
                     let c = &mut self.hw_count[ac];
                     if psdu.aggregated { c.0 += 1 } else { c.1 += 1 }
                     self.stats.psdus += 1;
+                    if self.hwq[ac].is_empty() && !self.in_air[ac] {
+                        self.head_since[ac] = now;
+                    }
                     self.hwq[ac].push_back(psdu);
                     let more = self.txq_has_frames(li, ac);
                     self.afs[ac].return_txq(li, more);
@@ -257,21 +278,26 @@ impl LinuxPath {
 
     /// Forms one PSDU from TXQ (`li`, `ac`): software retries first, then FQ-CoDel.
     fn form(&mut self, now: SimTime, li: usize, ac: usize, out: &mut PathOut<'_>) -> Option<Psdu> {
-        let (chain, probe) = match &mut self.links[li].rc {
+        let qs = self.links[li].rc.is_some().then(|| self.queue_state(now, li, ac));
+        let link = &mut self.links[li];
+        let (chain, probe, cap) = match &mut link.rc {
             Some(rc) => {
+                let qs = QueueState { access_delay: link.access_sample.take(), ..qs.expect("computed with rc") };
+                rc.on_queue_state(now, &qs);
                 let rs = rc.rate_set(now, 1538);
                 let mut chain = RateChain { series: [None; 4] };
                 for (i, e) in rs.entries.iter().enumerate() {
                     chain.series[i] = e.map(|e| (e.txv, e.tries.max(1)));
                 }
-                (chain, rs.probe)
+                (chain, rs.probe, rc.tx_limits().max_mpdus)
             }
-            None => (self.links[li].chain, false),
+            None => (link.chain, false, None),
         };
         // A rate-control probe is sent alone (ath9k never aggregates a probe).
         let aggregate = self.aggregate(ac) && !probe;
         let slowest = (0..4).filter_map(|i| chain.get(i)).map(|(t, _)| t).min_by_key(|t| t.data_rate().bps())?;
-        let (max_n, band, opts) = (if aggregate { self.p.max_subframes } else { 1 }, self.p.band, self.p.airtime);
+        let max_n = if aggregate { self.p.max_subframes.min(cap.unwrap_or(u32::MAX).max(1)) } else { 1 };
+        let (band, opts) = (self.p.band, self.p.airtime);
         let mut mpdus: Vec<Mpdu> = Vec::new();
         let mut len = 0u32;
         loop {
@@ -322,7 +348,19 @@ impl LinuxPath {
         }
         let aggregated = aggregate && mpdus.len() > 1;
         let psdu_len = if aggregated { len } else { mpdus[0].len };
-        Some(Psdu { link: self.links[li].id, ac, mpdus, chain, aggregated, bar: false, psdu_len, probe })
+        Some(Psdu { link: self.links[li].id, ac, mpdus, chain, aggregated, bar: false, psdu_len, probe, hw_deadline: None })
+    }
+
+    /// The TXQ (`li`, `ac`) as the rate controller sees it (without an access-delay sample).
+    fn queue_state(&self, now: SimTime, li: usize, ac: usize) -> QueueState {
+        let t = &self.links[li].txqs[ac];
+        let oldest = t.retry.iter().map(|m| m.pkt.enqueued).chain(self.fq.tin_oldest_enqueued(t.tin)).min();
+        QueueState {
+            backlog_packets: self.fq.tin_backlog_packets(t.tin) + t.retry.len() as u32,
+            backlog_bytes: self.fq.tin_backlog_bytes(t.tin) + t.retry.iter().map(|m| m.pkt.size as u64).sum::<u64>(),
+            head_sojourn: oldest.map_or(SimDuration::ZERO, |o| now.saturating_since(o)),
+            access_delay: None,
+        }
     }
 
     pub fn head(&mut self, now: SimTime, ac: usize, budget: Option<SimDuration>, out: &mut PathOut<'_>) -> Option<Psdu> {
@@ -334,6 +372,10 @@ impl LinuxPath {
             }
         }
         let psdu = self.hwq[ac].pop_front().expect("front");
+        self.in_air[ac] = true;
+        if let Some(l) = self.links.iter_mut().find(|l| l.id == psdu.link) {
+            l.access_sample = Some(now.saturating_since(self.head_since[ac]));
+        }
         for m in &psdu.mpdus {
             out.log.stamp_first(m.pkt.id, Stage::HwHead, now);
         }
@@ -343,6 +385,8 @@ impl LinuxPath {
     pub fn complete(&mut self, now: SimTime, psdu: Psdu, st: TxStatus<'_>, out: &mut PathOut<'_>) {
         let ac = psdu.ac;
         let li = self.links.iter().position(|l| l.id == psdu.link).expect("own link");
+        self.in_air[ac] = false;
+        self.head_since[ac] = now;
         let c = &mut self.hw_count[ac];
         if psdu.aggregated { c.0 -= 1 } else { c.1 -= 1 }
         // Airtime charged to the station: the PSDU's duration times the attempts made.
@@ -357,6 +401,8 @@ impl LinuxPath {
             let acked = st.received.iter().filter(|&&r| r).count() as u16;
             rc.on_tx_status(now, &rs.report(st.attempts, psdu.mpdus.len() as u16, acked));
         }
+        let retry_limit = self.links[li].rc.as_ref().and_then(|rc| rc.tx_limits().retry_sojourn_limit);
+        let ba_session = self.aggregate(ac);
         let est: u64 = psdu.mpdus.iter().map(|m| self.aql_estimate_us(&psdu.chain, m.len)).sum();
         self.aql_total_us -= est;
         let txq = &mut self.links[li].txqs[ac];
@@ -369,13 +415,17 @@ impl LinuxPath {
             }
             let mut m = *m;
             m.attempts += st.attempts;
-            if !psdu.aggregated {
+            if !ba_session {
                 self.stats.single_frame_drops += 1;
                 out.dropped.push((m.pkt, DropReason::RetryLimit));
                 out.releases.push((psdu.link, ac, m.seq + 1));
             } else if m.attempts >= self.p.sw_retry_limit {
                 self.stats.sw_retry_drops += 1;
                 out.dropped.push((m.pkt, DropReason::RetryLimit));
+                out.releases.push((psdu.link, ac, m.seq + 1));
+            } else if retry_limit.is_some_and(|l| now.saturating_since(m.pkt.enqueued) >= l) {
+                self.stats.retry_deadline_drops += 1;
+                out.dropped.push((m.pkt, DropReason::Deadline));
                 out.releases.push((psdu.link, ac, m.seq + 1));
             } else {
                 self.stats.sw_retries += 1;
@@ -471,6 +521,46 @@ mod tests {
         }
         let queued: usize = big.hwq[be].iter().map(|x| x.mpdus.len()).sum();
         assert_eq!(queued, 64, "one BlockAck window");
+    }
+
+    /// The rate controller's hooks (LLRA): it sees the channel-access delay of the last PSDU (head of
+    /// the hardware queue → first attempt) before the next PSDU is formed, and its software-retry
+    /// deadline turns a failed subframe that is too old into a `deadline` drop instead of a retry.
+    #[test]
+    fn rate_control_hooks_see_access_delay_and_drop_late_retries() {
+        use crate::ratectl::{LinkRates, LlraParams, RateControlParams};
+        use crate::phy::mcs::PhyStandard;
+        let link = LinkRates::new(PhyStandard::Ht, ChannelWidth::Mhz20, &[GuardInterval::Ns800], 1, Band::Ghz5);
+        let rc = RateControlParams::Llra(LlraParams { delay_budget_ms: 5.0, ..LlraParams::default() }).build(&link, Rng::derive(1, "rc"), SimTime::ZERO).unwrap();
+        let mut p = LinuxPath::new(LinuxParams { hw_depth_single: 1, hw_depth_aggr: 1, ..params(1) }, &mut Rng::derive(1, "fq"));
+        p.add_link(0, TxVector::ht(0, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap(), Some(rc));
+        let mut log = PacketLog::new(true);
+        let (mut dropped, mut releases) = (Vec::new(), Vec::new());
+        let be = AccessCategory::Be as usize;
+        let t = SimTime::from_us;
+        let t_acc = |p: &LinuxPath| p.links[0].rc.as_ref().unwrap().stats()["t_acc_us"].as_f64().unwrap();
+        for i in 0..20 {
+            log.open(&pkt(i));
+            let mut out = PathOut { log: &mut log, dropped: &mut dropped, releases: &mut releases };
+            p.enqueue(t(0), 0, be, pkt(i), &mut out);
+        }
+        let before = t_acc(&p);
+        let mut out = PathOut { log: &mut log, dropped: &mut dropped, releases: &mut releases };
+        let first = p.head(t(1000), be, None, &mut out).unwrap();
+        p.complete(t(1500), first, TxStatus { success: true, received: &[true], attempts: 1 }, &mut out);
+        // The next PSDU was formed at 1500 µs: LLRA has averaged in the 1000-µs access delay.
+        assert!((t_acc(&p) - (0.875 * before + 0.125 * 1000.0)).abs() < 1e-6, "{} {}", before, t_acc(&p));
+        let agg = p.head(t(1600), be, None, &mut out).unwrap();
+        assert!(agg.aggregated);
+        let n = agg.mpdus.len();
+        let mut received = vec![true; n];
+        received[0] = false;
+        // 6 ms after their enqueue: past D = 5 ms.
+        p.complete(t(6000), agg, TxStatus { success: true, received: &received, attempts: 1 }, &mut out);
+        assert_eq!(dropped.len(), 1);
+        assert_eq!(dropped[0].1, DropReason::Deadline);
+        assert_eq!(p.stats.retry_deadline_drops, 1);
+        assert_eq!(p.stats.sw_retries, 0);
     }
 
     /// With AQL a station stops feeding the driver once its estimated airtime in flight passes the

@@ -11,9 +11,14 @@
 //!
 //! The Linux AP path (qdisc → mac80211 txqs with FQ-CoDel and airtime fairness → ath9k driver with
 //! hardware queues and multi-rate retry) is the second variant.
+//!
+//! * [`law::LawPath`] — Law's AP path (seed 000): one driver queue, at most two PSDUs in hardware over
+//!   all ACs, Limit_q drops, and a per-PSDU hardware time limit ([`Psdu::hw_deadline`]) that the
+//!   medium enforces.
 
 pub mod airtime;
 pub mod fifo;
+pub mod law;
 pub mod linux;
 
 use crate::packet::Packet;
@@ -70,6 +75,10 @@ pub struct Psdu {
     pub psdu_len: u32,
     /// A rate-control probe.
     pub probe: bool,
+    /// When the hardware must stop working on this PSDU and return it (Law's Limit_h): the medium
+    /// starts no attempt at or after it and returns the PSDU at exactly this time if it is waiting
+    /// for the medium or backing off, or when the exchange on the air ends. `None`: no limit.
+    pub hw_deadline: Option<SimTime>,
 }
 
 /// How the hardware process of a PSDU ended.
@@ -96,6 +105,7 @@ pub struct PathOut<'a> {
 pub enum TxPath {
     Fifo(fifo::FifoPath),
     Linux(Box<linux::LinuxPath>),
+    Law(Box<law::LawPath>),
 }
 
 impl TxPath {
@@ -104,6 +114,7 @@ impl TxPath {
         match self {
             TxPath::Fifo(p) => p.enqueue(now, link, ac, pkt, out),
             TxPath::Linux(p) => p.enqueue(now, link, ac, pkt, out),
+            TxPath::Law(p) => p.enqueue(now, link, ac, pkt, out),
         }
     }
 
@@ -112,6 +123,7 @@ impl TxPath {
         match self {
             TxPath::Fifo(p) => p.pending(ac),
             TxPath::Linux(p) => p.pending(ac),
+            TxPath::Law(p) => p.pending(ac),
         }
     }
 
@@ -121,6 +133,7 @@ impl TxPath {
         match self {
             TxPath::Fifo(p) => p.head(now, ac, budget, out),
             TxPath::Linux(p) => p.head(now, ac, budget, out),
+            TxPath::Law(p) => p.head(now, ac, budget, out),
         }
     }
 
@@ -129,6 +142,7 @@ impl TxPath {
         match self {
             TxPath::Fifo(p) => p.complete(now, psdu, status, out),
             TxPath::Linux(p) => p.complete(now, psdu, status, out),
+            TxPath::Law(p) => p.complete(now, psdu, status, out),
         }
     }
 
@@ -137,6 +151,22 @@ impl TxPath {
         match self {
             TxPath::Fifo(p) => p.stats(),
             TxPath::Linux(p) => p.stats(),
+            TxPath::Law(p) => p.stats(),
         }
+    }
+
+    /// The deadline of the PSDU at the head of AC `ac`'s hardware queue that the medium has not taken
+    /// yet (`None` for paths without hardware time limits).
+    pub fn hw_deadline(&self, ac: usize) -> Option<SimTime> {
+        match self {
+            TxPath::Law(p) => p.hw_deadline(ac),
+            _ => None,
+        }
+    }
+
+    /// Whether completing a PSDU of one AC may queue PSDUs for other ACs (one hardware budget over all
+    /// ACs), and PSDUs may carry hardware deadlines.
+    pub fn shares_hardware(&self) -> bool {
+        matches!(self, TxPath::Law(_))
     }
 }

@@ -333,6 +333,35 @@ impl MinstrelHt {
     }
 }
 
+/// One rate of the table as another controller reads it (LLRA builds on Minstrel's statistics).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RateView {
+    pub txv: TxVector,
+    /// Filtered success probability.
+    pub prob: f64,
+    /// Expected throughput in the kernel's unit (`minstrel_ht_get_tp_avg`; 0 below 10 % success).
+    pub tp: u32,
+}
+
+impl MinstrelHt {
+    /// Every rate of the table with its probability and expected throughput.
+    pub fn rate_views(&self) -> Vec<RateView> {
+        (0..self.rates.len())
+            .map(|i| RateView { txv: self.rates[i].txv, prob: self.rates[i].st.prob as f64 / ONE as f64, tp: self.tp_avg(i, self.rates[i].st.prob) })
+            .collect()
+    }
+
+    /// The A-MPDU length (packets) Minstrel assumes for overhead sharing.
+    pub fn avg_ampdu_len(&self) -> u32 {
+        self.avg_ampdu_len_pkts()
+    }
+
+    /// Series the hardware accepts and tries per series (`max_rates`, `max_retry`).
+    pub fn chain_limits(&self) -> (u8, u8) {
+        (self.p.max_rates, self.p.max_retry)
+    }
+}
+
 impl RateControl for MinstrelHt {
     fn rate_set(&mut self, now: SimTime, _mpdu_len: u32) -> RateSet {
         let mut set = RateSet {

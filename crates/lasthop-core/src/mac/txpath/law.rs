@@ -1,0 +1,523 @@
+//! Law's transmit path at an AP (seed 000 §3.3; `wifi-model.md` §8.1): the mac80211 flow queues moved
+//! into the driver as one queue structure, no software retry queue, and a hardware that holds at most
+//! two PSDUs over all four ACs. The rate and retry decisions come from [`crate::mech::law`].
+//!
+//! ```text
+//! enqueue ─▶ driver queue: FQ (DRR over flows) per station × AC, CoDel off   ── t_txq_enq
+//!            Algorithm 1 at entry: N_driver > Len_max → Cleanup
+//! hardware has < 2 PSDUs ─▶ highest AC with packets, stations round robin:
+//!            dequeue; latency since entry > Limit_q → drop (deadline) + Cleanup   ── t_txq_deq
+//!            plan (rate, hardware tries) → PSDU (A-MPDU ≤ Limit_h at that rate) ── t_hw_enq
+//!            head of its AC's hardware queue: deadline = now + Limit_h           ── t_hw_head
+//! medium: EDCA, retries while tries remain; at the deadline the hardware stops (exactly then if the
+//!         PSDU is waiting or backing off; at the end of an exchange that is on the air) and returns it
+//! return ─▶ report (TX time = return − head); acked MPDUs done; failed ones: latency > Limit_q → drop
+//!           (deadline) + Cleanup; a software retransmission left → re-selected rate, straight back to
+//!           the *front* of the hardware queue; else drop (retry limit)
+//! ```
+//!
+//! Choices beyond the paper (each also in [`crate::mech::law`]'s docs where it concerns the controller):
+//! * The driver queue keeps mac80211's FQ (4096 flows, 300-B quantum) per station × AC, so flows keep
+//!   their DRR isolation after the move ("we moved the flow queues down to the driver", Fig. 12); CoDel
+//!   is off (the paper leaves AQM in Law as future work, §5).
+//! * ACs are served in strict priority when the hardware has room (the paper does not say how the two
+//!   hardware slots are shared); stations within an AC round robin.
+//! * A-MPDUs are capped at 32 MPDUs, 65 535 B and Limit_h of airtime at the chosen rate, so one attempt
+//!   fits in Limit_h. A retransmission at a slower rate may no longer fit: it carries the longest prefix
+//!   that does, and the other failed MPDUs wait at the head of their queue (older than anything there)
+//!   for the next PSDU of that queue, keeping their software transmission counts — the one place where
+//!   failed packets wait in the driver.
+//! * A PSDU returned by Limit_h while on the air (ACK timeout pending) is returned when that exchange
+//!   ends: the hardware does not cut a PPDU.
+
+use super::airtime::AirtimeScheduler;
+use super::{Mpdu, PathOut, Psdu, RateChain, TxStatus};
+use crate::mac::edca::AccessCategory;
+use crate::mech::law::{LawControl, LawParams, Loss, ProbeTag, SwTxReport, TxPlan};
+use crate::packet::Packet;
+use crate::phy::airtime::{ppdu_duration_with, AirtimeOptions};
+use crate::phy::ampdu_len::ampdu_len_with;
+use crate::phy::mcs::{Band, TxVector};
+use crate::queue::codel::CodelParams;
+use crate::queue::fq::{Fq, FqParams, TinId};
+use crate::queue::Dropped;
+use crate::rng::Rng;
+use crate::stats::{DropReason, Stage};
+use crate::time::{SimDuration, SimTime};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+/// Settings of the path.
+#[derive(Clone, Debug)]
+pub struct LawPathParams {
+    pub qos: bool,
+    pub ampdu: bool,
+    pub band: Band,
+    pub airtime: AirtimeOptions,
+    pub law: LawParams,
+    pub fq: FqParams,
+    pub max_ampdu_bytes: u32,
+    /// BlockAck window (64).
+    pub baw: u64,
+}
+
+/// CoDel that never acts: Law's driver queue has no AQM.
+const CODEL_OFF: CodelParams = CodelParams { target_us: u32::MAX, interval_us: u32::MAX, ecn: false, mtu: 0 };
+
+#[derive(Debug)]
+struct LawTxq {
+    tin: TinId,
+    /// A dequeued packet that did not fit the PSDU being formed.
+    look: Option<Packet>,
+    /// Failed MPDUs a slower retransmission could not carry (see the module docs).
+    back: VecDeque<Mpdu>,
+    next_seq: u64,
+    /// Sequence numbers in hardware or in `back`.
+    outstanding: BTreeSet<u64>,
+    /// The receiver was told to move its window up to here.
+    released: u64,
+}
+
+#[derive(Debug)]
+struct LawLink {
+    id: u32,
+    txqs: Vec<LawTxq>,
+    ctl: LawControl,
+}
+
+/// What the path remembers of a PSDU in hardware (keyed by its first MPDU's packet id).
+#[derive(Clone, Copy, Debug)]
+struct PsduMeta {
+    rate: usize,
+    /// Software transmission number reported for the PSDU (the largest of its MPDUs).
+    sw_tx: u32,
+    probe: Option<ProbeTag>,
+}
+
+/// Counters of the path.
+#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+pub struct LawPathStats {
+    pub psdus: u64,
+    pub sw_retransmissions: u64,
+    /// Packets over Limit_q when about to be pushed into hardware.
+    pub driver_deadline_drops: u64,
+    /// Packets over Limit_q when the hardware returned them.
+    pub returned_deadline_drops: u64,
+    /// Packets whose last allowed software transmission failed.
+    pub retry_drops: u64,
+    /// PSDUs the hardware returned at Limit_h.
+    pub hw_time_limit_returns: u64,
+    /// Retransmissions split because the slower rate could not carry every failed MPDU.
+    pub split_retransmissions: u64,
+}
+
+/// The path.
+#[derive(Debug)]
+pub struct LawPath {
+    p: LawPathParams,
+    limit_q: SimDuration,
+    limit_h: SimDuration,
+    rates: Vec<TxVector>,
+    fq: Fq,
+    links: Vec<LawLink>,
+    rr: Vec<AirtimeScheduler>,
+    hwq: Vec<VecDeque<Psdu>>,
+    /// The medium holds AC `ac`'s head PSDU (between `head` and `complete`).
+    in_air: Vec<bool>,
+    /// PSDUs in hardware over all ACs.
+    in_hw: usize,
+    meta: BTreeMap<u64, PsduMeta>,
+    /// Software transmissions made so far, per packet in hardware or waiting in a `back` queue.
+    sw_tx: BTreeMap<u64, u32>,
+    drops: Vec<Dropped>,
+    stats: LawPathStats,
+    last_now: SimTime,
+}
+
+impl LawPath {
+    /// An empty path whose links may use `rates` (only single-stream rates are kept: Law runs on SISO).
+    pub fn new(p: LawPathParams, rates: Vec<TxVector>, rng: &mut Rng) -> Result<Self, String> {
+        p.law.validate().map_err(|(f, m)| format!("{f}: {m}"))?;
+        let rates: Vec<TxVector> = rates.into_iter().filter(|t| t.nss == 1).collect();
+        // Fail early (and with a message) rather than at the first link.
+        LawControl::new(&p.law, rates.clone())?;
+        let nq = if p.qos { 4 } else { 1 };
+        Ok(LawPath {
+            limit_q: p.law.limit_q(),
+            limit_h: p.law.limit_h(),
+            rates,
+            fq: Fq::new(p.fq, rng),
+            links: Vec::new(),
+            rr: (0..nq).map(|_| AirtimeScheduler::new(0, false)).collect(),
+            hwq: (0..nq).map(|_| VecDeque::new()).collect(),
+            in_air: vec![false; nq],
+            in_hw: 0,
+            meta: BTreeMap::new(),
+            sw_tx: BTreeMap::new(),
+            drops: Vec::new(),
+            stats: LawPathStats::default(),
+            last_now: SimTime::ZERO,
+            p,
+        })
+    }
+
+    /// Adds a station link (medium link `id`) with its own controller.
+    pub fn add_link(&mut self, id: u32) {
+        let nq = self.hwq.len();
+        let txqs = (0..nq)
+            .map(|_| LawTxq { tin: self.fq.add_tin(CODEL_OFF), look: None, back: VecDeque::new(), next_seq: 0, outstanding: BTreeSet::new(), released: 0 })
+            .collect();
+        let ctl = LawControl::new(&self.p.law, self.rates.clone()).expect("checked in new");
+        self.links.push(LawLink { id, txqs, ctl });
+        let n = self.links.len();
+        for r in self.rr.iter_mut() {
+            *r = AirtimeScheduler::new(n, false);
+        }
+    }
+
+    /// The controller of local link `li` (for tests and stats).
+    pub fn control(&self, li: usize) -> &LawControl {
+        &self.links[li].ctl
+    }
+
+    /// PSDUs in hardware, over all ACs.
+    pub fn in_hardware(&self) -> usize {
+        self.in_hw
+    }
+
+    fn txq_has_frames(&self, li: usize, ac: usize) -> bool {
+        let t = &self.links[li].txqs[ac];
+        t.look.is_some() || !t.back.is_empty() || !self.fq.tin_is_empty(t.tin)
+    }
+
+    /// Packets of link `li` in the driver ("current packets in driver" of Algorithm 1).
+    fn in_driver(&self, li: usize) -> usize {
+        self.links[li].txqs.iter().map(|t| self.fq.tin_backlog_packets(t.tin) as usize + t.look.is_some() as usize + t.back.len()).sum()
+    }
+
+    fn flush_drops(&mut self, out: &mut PathOut<'_>) {
+        out.dropped.append(&mut self.drops);
+    }
+
+    pub fn enqueue(&mut self, now: SimTime, link: usize, ac: usize, pkt: Packet, out: &mut PathOut<'_>) {
+        self.last_now = now;
+        let tin = self.links[link].txqs[ac].tin;
+        out.log.stamp(pkt.id, Stage::TxqEnq, now);
+        self.fq.enqueue(now, tin, pkt, &mut self.drops);
+        self.flush_drops(out);
+        let n = self.in_driver(link);
+        self.links[link].ctl.on_enqueue(now, n);
+        if self.txq_has_frames(link, ac) {
+            self.rr[ac].activate(link);
+        }
+        self.fill(now, out);
+    }
+
+    pub fn pending(&self, ac: usize) -> bool {
+        !self.hwq[ac].is_empty()
+    }
+
+    /// The Limit_h deadline of AC `ac`'s head PSDU while it waits in the hardware queue.
+    pub fn hw_deadline(&self, ac: usize) -> Option<SimTime> {
+        if self.in_air[ac] {
+            return None;
+        }
+        self.hwq[ac].front().and_then(|p| p.hw_deadline)
+    }
+
+    /// Starts the Limit_h clock of AC `ac`'s head PSDU if it just became the head.
+    fn mark_head(&mut self, now: SimTime, ac: usize, out: &mut PathOut<'_>) {
+        if self.in_air[ac] {
+            return;
+        }
+        if let Some(front) = self.hwq[ac].front_mut() {
+            if front.hw_deadline.is_none() {
+                front.hw_deadline = Some(now + self.limit_h);
+                for m in &front.mpdus {
+                    out.log.stamp_first(m.pkt.id, Stage::HwHead, now);
+                }
+            }
+        }
+    }
+
+    fn push_hw(&mut self, now: SimTime, psdu: Psdu, meta: PsduMeta, front: bool, out: &mut PathOut<'_>) {
+        let ac = psdu.ac;
+        self.meta.insert(psdu.mpdus[0].pkt.id, meta);
+        for m in &psdu.mpdus {
+            out.log.stamp(m.pkt.id, Stage::HwEnq, now);
+            *self.sw_tx.entry(m.pkt.id).or_insert(0) += 1;
+        }
+        self.stats.psdus += 1;
+        self.in_hw += 1;
+        if front {
+            self.hwq[ac].push_front(psdu);
+        } else {
+            self.hwq[ac].push_back(psdu);
+        }
+        self.mark_head(now, ac, out);
+    }
+
+    /// Fills the hardware up to its PSDU limit: ACs in priority order, stations round robin.
+    fn fill(&mut self, now: SimTime, out: &mut PathOut<'_>) {
+        'outer: while self.in_hw < self.p.law.hw_psdus as usize {
+            for ac in 0..self.hwq.len() {
+                while let Some(li) = self.rr[ac].next_txq() {
+                    let formed = self.form(now, li, ac, out);
+                    let more = self.txq_has_frames(li, ac);
+                    self.rr[ac].return_txq(li, more);
+                    if let Some((psdu, meta)) = formed {
+                        self.push_hw(now, psdu, meta, false, out);
+                        continue 'outer;
+                    }
+                    if more {
+                        // The BlockAck window is full: wait for a completion of this queue.
+                        break;
+                    }
+                }
+            }
+            break;
+        }
+        self.flush_drops(out);
+    }
+
+    /// The next packet of TXQ (`li`, `ac`) within Limit_q; older ones are dropped on the way
+    /// (Algorithm 1, line 4).
+    fn take_fresh(&mut self, now: SimTime, li: usize, ac: usize, out: &mut PathOut<'_>) -> Option<Packet> {
+        loop {
+            let txq = &mut self.links[li].txqs[ac];
+            let pkt = match txq.look.take() {
+                Some(p) => p,
+                None => {
+                    let tin = txq.tin;
+                    let p = self.fq.dequeue(now, tin, &mut self.drops)?;
+                    out.log.stamp(p.id, Stage::TxqDeq, now);
+                    p
+                }
+            };
+            if now.saturating_since(pkt.enqueued) > self.limit_q {
+                self.stats.driver_deadline_drops += 1;
+                self.drops.push((pkt, DropReason::Deadline));
+                self.links[li].ctl.on_deadline_drop(now, None);
+                continue;
+            }
+            return Some(pkt);
+        }
+    }
+
+    /// The oldest failed MPDU waiting in `back` within Limit_q.
+    fn take_back(&mut self, now: SimTime, li: usize, ac: usize) -> Option<Mpdu> {
+        loop {
+            let m = self.links[li].txqs[ac].back.pop_front()?;
+            if now.saturating_since(m.enq) > self.limit_q {
+                self.deadline_drop_returned(now, li, ac, m, None);
+                continue;
+            }
+            return Some(m);
+        }
+    }
+
+    fn baw_room(&self, li: usize, ac: usize) -> bool {
+        let t = &self.links[li].txqs[ac];
+        let start = t.outstanding.first().copied().unwrap_or(t.next_seq);
+        t.next_seq < start + self.p.baw
+    }
+
+    fn aggregate(&self, ac: usize) -> bool {
+        self.p.ampdu && !(self.p.qos && ac == AccessCategory::Vo as usize)
+    }
+
+    /// The largest duration of one attempt: Limit_h (and 4 ms, ath9k's cap).
+    fn max_attempt(&self) -> SimDuration {
+        self.limit_h.min(SimDuration::from_ms(4))
+    }
+
+    /// Forms a PSDU from TXQ (`li`, `ac`): MPDUs waiting in `back` first, then fresh packets.
+    fn form(&mut self, now: SimTime, li: usize, ac: usize, out: &mut PathOut<'_>) -> Option<(Psdu, PsduMeta)> {
+        let first = match self.take_back(now, li, ac) {
+            Some(m) => m,
+            None => {
+                if !self.baw_room(li, ac) {
+                    return None;
+                }
+                let pkt = self.take_fresh(now, li, ac, out)?;
+                self.new_mpdu(li, ac, pkt)
+            }
+        };
+        let n = self.in_driver(li);
+        let ctl = &mut self.links[li].ctl;
+        ctl.on_push(now, n);
+        let plan = ctl.plan_first();
+        let max_n = if self.aggregate(ac) { self.p.law.max_subframes } else { 1 };
+        let mut mpdus = vec![first];
+        let mut len = ampdu_len_with(0, first.len);
+        while (mpdus.len() as u32) < max_n {
+            let next = match self.take_back(now, li, ac) {
+                Some(m) => m,
+                None => {
+                    if !self.baw_room(li, ac) {
+                        break;
+                    }
+                    let Some(pkt) = self.take_fresh(now, li, ac, out) else { break };
+                    let m = Mpdu { pkt, seq: u64::MAX, len: crate::mac::mpdu_len(pkt.size, self.p.qos), attempts: 0, enq: pkt.enqueued };
+                    if !self.fits(&plan, len, m.len) {
+                        self.links[li].txqs[ac].look = Some(pkt);
+                        break;
+                    }
+                    self.new_mpdu(li, ac, pkt)
+                }
+            };
+            if !self.fits(&plan, len, next.len) {
+                self.links[li].txqs[ac].back.push_front(next);
+                break;
+            }
+            len = ampdu_len_with(len, next.len);
+            mpdus.push(next);
+        }
+        let sw_tx = mpdus.iter().map(|m| self.sw_tx.get(&m.pkt.id).copied().unwrap_or(0) + 1).max().unwrap_or(1);
+        Some(self.psdu(li, ac, mpdus, &plan, sw_tx))
+    }
+
+    fn fits(&self, plan: &TxPlan, len: u32, mpdu: u32) -> bool {
+        let new_len = ampdu_len_with(len, mpdu);
+        new_len <= self.p.max_ampdu_bytes && ppdu_duration_with(&plan.txv, new_len, self.p.band, self.p.airtime) <= self.max_attempt()
+    }
+
+    /// Gives a fresh packet its sequence number.
+    fn new_mpdu(&mut self, li: usize, ac: usize, pkt: Packet) -> Mpdu {
+        let txq = &mut self.links[li].txqs[ac];
+        let seq = txq.next_seq;
+        txq.next_seq += 1;
+        txq.outstanding.insert(seq);
+        Mpdu { pkt, seq, len: crate::mac::mpdu_len(pkt.size, self.p.qos), attempts: 0, enq: pkt.enqueued }
+    }
+
+    fn psdu(&self, li: usize, ac: usize, mpdus: Vec<Mpdu>, plan: &TxPlan, sw_tx: u32) -> (Psdu, PsduMeta) {
+        let aggregated = mpdus.len() > 1;
+        let psdu_len = if aggregated { mpdus.iter().fold(0, |l, m| ampdu_len_with(l, m.len)) } else { mpdus[0].len };
+        let psdu = Psdu {
+            link: self.links[li].id,
+            ac,
+            mpdus,
+            chain: RateChain::single(plan.txv, plan.hw_tries),
+            aggregated,
+            bar: false,
+            psdu_len,
+            probe: plan.probe.is_some(),
+            hw_deadline: None,
+        };
+        (psdu, PsduMeta { rate: plan.rate, sw_tx, probe: plan.probe })
+    }
+
+    pub fn head(&mut self, now: SimTime, ac: usize, budget: Option<SimDuration>, _out: &mut PathOut<'_>) -> Option<Psdu> {
+        let psdu = self.hwq[ac].front()?;
+        if let Some(b) = budget {
+            let (txv, _) = psdu.chain.get(0)?;
+            if ppdu_duration_with(&txv, psdu.psdu_len, self.p.band, self.p.airtime) > b {
+                return None;
+            }
+        }
+        self.last_now = now;
+        self.in_air[ac] = true;
+        self.hwq[ac].pop_front()
+    }
+
+    fn deadline_drop_returned(&mut self, now: SimTime, li: usize, ac: usize, m: Mpdu, probe: Option<ProbeTag>) {
+        self.stats.returned_deadline_drops += 1;
+        self.finish_mpdu(li, ac, &m);
+        self.drops.push((m.pkt, DropReason::Deadline));
+        self.links[li].ctl.on_deadline_drop(now, probe);
+    }
+
+    /// The MPDU leaves the originator (acked or dropped).
+    fn finish_mpdu(&mut self, li: usize, ac: usize, m: &Mpdu) {
+        self.links[li].txqs[ac].outstanding.remove(&m.seq);
+        self.sw_tx.remove(&m.pkt.id);
+    }
+
+    /// Tells the receiver to move its window past everything the originator is done with.
+    fn release(&mut self, li: usize, ac: usize, out: &mut PathOut<'_>) {
+        let id = self.links[li].id;
+        let t = &mut self.links[li].txqs[ac];
+        let start = t.outstanding.first().copied().unwrap_or(t.next_seq);
+        if start > t.released {
+            t.released = start;
+            out.releases.push((id, ac, start));
+        }
+    }
+
+    pub fn complete(&mut self, now: SimTime, psdu: Psdu, st: TxStatus<'_>, out: &mut PathOut<'_>) {
+        self.last_now = now;
+        let ac = psdu.ac;
+        self.in_air[ac] = false;
+        self.in_hw -= 1;
+        let li = self.links.iter().position(|l| l.id == psdu.link).expect("own link");
+        let meta = self.meta.remove(&psdu.mpdus[0].pkt.id).expect("PSDU from this path");
+        let head = psdu.hw_deadline.map_or(now, |d| d - self.limit_h);
+        if !st.success && psdu.hw_deadline.is_some_and(|d| now >= d) {
+            self.stats.hw_time_limit_returns += 1;
+        }
+        let acked = st.received.iter().filter(|&&r| r).count() as u32;
+        let report = SwTxReport { rate: meta.rate, tx_time: now.saturating_since(head), mpdus: psdu.mpdus.len() as u32, acked, sw_tx: meta.sw_tx, probe: meta.probe };
+        self.links[li].ctl.on_report(now, &report);
+        let mut retx: Vec<Mpdu> = Vec::new();
+        for (i, m) in psdu.mpdus.iter().enumerate() {
+            let mut m = *m;
+            m.attempts += st.attempts;
+            if st.received[i] {
+                self.finish_mpdu(li, ac, &m);
+                self.links[li].ctl.on_delivered();
+            } else if now.saturating_since(m.enq) > self.limit_q {
+                self.deadline_drop_returned(now, li, ac, m, meta.probe);
+            } else if self.links[li].ctl.may_retransmit(self.sw_tx.get(&m.pkt.id).copied().unwrap_or(1)) {
+                retx.push(m);
+            } else {
+                self.stats.retry_drops += 1;
+                self.finish_mpdu(li, ac, &m);
+                self.drops.push((m.pkt, DropReason::RetryLimit));
+                self.links[li].ctl.lost(now, Loss::TxFailed, meta.probe);
+            }
+        }
+        if !retx.is_empty() {
+            self.retransmit(now, li, ac, retx, meta, out);
+        }
+        let n = self.in_driver(li);
+        self.links[li].ctl.on_hw_return(now, n);
+        self.release(li, ac, out);
+        self.mark_head(now, ac, out);
+        if self.txq_has_frames(li, ac) {
+            self.rr[ac].activate(li);
+        }
+        self.fill(now, out);
+    }
+
+    /// Pushes the failed MPDUs straight back to the front of the hardware queue at a re-selected rate;
+    /// what the slower rate cannot carry within one attempt waits at the head of the TXQ.
+    fn retransmit(&mut self, now: SimTime, li: usize, ac: usize, mut retx: Vec<Mpdu>, meta: PsduMeta, out: &mut PathOut<'_>) {
+        let plan = self.links[li].ctl.plan_retransmission(meta.rate);
+        self.stats.sw_retransmissions += retx.len() as u64;
+        let mut len = ampdu_len_with(0, retx[0].len);
+        let mut keep = 1;
+        while keep < retx.len() && self.fits(&plan, len, retx[keep].len) {
+            len = ampdu_len_with(len, retx[keep].len);
+            keep += 1;
+        }
+        if keep < retx.len() {
+            self.stats.split_retransmissions += 1;
+            let txq = &mut self.links[li].txqs[ac];
+            for m in retx.drain(keep..).rev() {
+                txq.back.push_front(m);
+            }
+        }
+        let (psdu, mut m) = self.psdu(li, ac, retx, &plan, meta.sw_tx + 1);
+        m.probe = meta.probe;
+        self.push_hw(now, psdu, m, true, out);
+    }
+
+    pub fn stats(&self) -> serde_json::Value {
+        let rc: Vec<serde_json::Value> = self.links.iter().map(|l| l.ctl.stats_json(self.last_now)).collect();
+        serde_json::json!({ "type": "law", "driver": self.stats, "fq": self.fq.stats(), "rate_control": rc })
+    }
+}
+
+#[cfg(test)]
+#[path = "law_tests.rs"]
+mod tests;
