@@ -216,6 +216,7 @@ impl ApMech {
             "client_twcc_forwarded_for_rtt_only": self.stripped,
             "uplink_held": self.held_count,
             "generated": self.generated,
+            "egress_packets_at_end": self.admitted.len(),
             "prediction_errors": self.accuracy_table(),
         })
     }
