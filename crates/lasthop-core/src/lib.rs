@@ -37,6 +37,7 @@ pub mod mac;
 pub mod mech;
 pub mod link;
 pub mod packet;
+pub mod params;
 pub mod queue;
 pub mod ratectl;
 pub mod rtc;

@@ -1,19 +1,4 @@
 //! The one error type of queue parameters.
 
-/// A queue parameter out of its valid range. `field` names the parameter as it is spelled in the
-/// params struct (e.g. `"interval_us"`), so a scenario validator can prefix its own location.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{field}: {reason}")]
-pub struct ParamError {
-    pub field: &'static str,
-    pub reason: &'static str,
-}
-
-/// `Err` naming `field` unless `ok`.
-pub(crate) fn check(ok: bool, field: &'static str, reason: &'static str) -> Result<(), ParamError> {
-    if ok {
-        Ok(())
-    } else {
-        Err(ParamError { field, reason })
-    }
-}
+pub use crate::params::ParamError;
+pub(crate) use crate::params::check;

@@ -92,18 +92,5 @@ pub mod twcc;
 mod pipeline_tests;
 
 /// An RTC parameter out of its valid range; `field` is spelled as in the params struct.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{field}: {reason}")]
-pub struct RtcParamError {
-    pub field: &'static str,
-    pub reason: &'static str,
-}
-
-/// `Err` naming `field` unless `ok`.
-pub(crate) fn check(ok: bool, field: &'static str, reason: &'static str) -> Result<(), RtcParamError> {
-    if ok {
-        Ok(())
-    } else {
-        Err(RtcParamError { field, reason })
-    }
-}
+pub type RtcParamError = crate::params::ParamError;
+pub(crate) use crate::params::check;

@@ -453,16 +453,9 @@ impl World {
     }
 
     pub(crate) fn mech_rearm(&mut self, m: usize) {
-        let now = self.q.now();
         let mech = &mut self.mechs[m];
         let next = mech.next_wakeup();
-        if mech.timer.map(|t| t.1) == next {
-            return;
-        }
-        if let Some((id, _)) = mech.timer.take() {
-            self.q.cancel(id);
-        }
-        mech.timer = next.map(|at| (self.q.schedule(at.max(now), Event::Mech { ap: m as u32 }), at));
+        super::world::rearm(&mut self.q, &mut mech.timer, next, Event::Mech { ap: m as u32 });
     }
 }
 

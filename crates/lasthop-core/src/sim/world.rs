@@ -150,6 +150,19 @@ pub(crate) struct World {
     pub pending_local: Vec<(usize, u32, u64, u32, crate::packet::Hdr, NodeId)>,
 }
 
+/// Points `timer` at `next`: unchanged if it already fires then, else the old event is cancelled and
+/// `ev` is scheduled at `next` (never in the past).
+pub(crate) fn rearm(q: &mut EventQueue<Event>, timer: &mut Option<(TimerId, SimTime)>, next: Option<SimTime>, ev: Event) {
+    if timer.map(|x| x.1) == next {
+        return;
+    }
+    if let Some((id, _)) = timer.take() {
+        q.cancel(id);
+    }
+    let now = q.now();
+    *timer = next.map(|at| (q.schedule(at.max(now), ev), at));
+}
+
 /// Called periodically with the simulated time; return `false` to stop the run.
 pub type Progress<'a> = &'a mut dyn FnMut(SimTime) -> bool;
 
@@ -470,13 +483,7 @@ impl World {
         let now = self.q.now();
         let video = t.video.as_ref().and_then(|v| v.sender.next_wakeup());
         let next = [t.sender.next_wakeup(now).filter(|&w| w < t.stop), t.receiver.next_wakeup(), video].into_iter().flatten().min();
-        if t.timer.map(|x| x.1) == next {
-            return;
-        }
-        if let Some((id, _)) = t.timer.take() {
-            self.q.cancel(id);
-        }
-        t.timer = next.map(|at| (self.q.schedule(at.max(now), Event::FlowTimer { flow }), at));
+        rearm(&mut self.q, &mut t.timer, next, Event::FlowTimer { flow });
     }
 
     fn on_flow_timer(&mut self, now: SimTime, flow: u32) {
@@ -581,15 +588,8 @@ impl World {
 
     fn rtc_rearm(&mut self, flow: u32) {
         let SourceKind::Rtc(r) = &mut self.sources[flow as usize].kind else { return };
-        let now = self.q.now();
         let next = r.session.next_wakeup().filter(|&t| t <= self.end);
-        if r.timer.map(|x| x.1) == next {
-            return;
-        }
-        if let Some((id, _)) = r.timer.take() {
-            self.q.cancel(id);
-        }
-        r.timer = next.map(|at| (self.q.schedule(at.max(now), Event::FlowTimer { flow }), at));
+        rearm(&mut self.q, &mut r.timer, next, Event::FlowTimer { flow });
     }
 
     /// An RTP packet reached the receiver of its call.

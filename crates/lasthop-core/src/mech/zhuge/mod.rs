@@ -214,18 +214,5 @@ pub enum UplinkVerdict {
     Drop,
 }
 
-/// A parameter out of range; `field` is spelled as in the params table.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{field}: {reason}")]
-pub struct ParamError {
-    pub field: &'static str,
-    pub reason: &'static str,
-}
-
-pub(crate) fn check(ok: bool, field: &'static str, reason: &'static str) -> Result<(), ParamError> {
-    if ok {
-        Ok(())
-    } else {
-        Err(ParamError { field, reason })
-    }
-}
+pub use crate::params::ParamError;
+pub(crate) use crate::params::check;

@@ -169,21 +169,9 @@ pub trait CongestionControl {
     fn stats(&self) -> serde_json::Value;
 }
 
-/// A parameter out of range; `field` is spelled as in the params table.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{field}: {reason}")]
-pub struct CcError {
-    pub field: &'static str,
-    pub reason: &'static str,
-}
-
-pub(crate) fn check(ok: bool, field: &'static str, reason: &'static str) -> Result<(), CcError> {
-    if ok {
-        Ok(())
-    } else {
-        Err(CcError { field, reason })
-    }
-}
+/// A congestion-control parameter out of range; `field` is spelled as in the params table.
+pub type CcError = crate::params::ParamError;
+pub(crate) use crate::params::check;
 
 /// Congestion-control configuration: `cc = { type = "cubic", … }`. Every field of every variant is
 /// optional; the defaults are documented on each params struct.

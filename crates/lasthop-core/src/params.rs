@@ -1,0 +1,19 @@
+//! The one error type of component parameters (queues, congestion control, RTC, mechanisms).
+
+/// A parameter out of its valid range. `field` names it as spelled in its params struct (e.g.
+/// `"interval_us"`), so a scenario validator can prefix its own location.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {reason}")]
+pub struct ParamError {
+    pub field: &'static str,
+    pub reason: &'static str,
+}
+
+/// `Err` naming `field` unless `ok`.
+pub(crate) fn check(ok: bool, field: &'static str, reason: &'static str) -> Result<(), ParamError> {
+    if ok {
+        Ok(())
+    } else {
+        Err(ParamError { field, reason })
+    }
+}
