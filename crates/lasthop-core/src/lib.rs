@@ -3,17 +3,20 @@
 //! A deterministic discrete-event model of the Wi-Fi last hop for real-time traffic.
 //!
 //! ```text
-//!  app (CBR, ping, RTC video, TCP)          ── app/
-//!    │  transport (UDP, TCP, RTP/TWCC)       ── transport/ (later)
+//!  app: UDP CBR/Poisson, ping, saturated, RTC video, TCP video  ── app/, rtc/
+//!    │  transport: TCP (SACK, RTO, Cubic/BBR/Copa/NewReno/ABC)  ── transport/
 //!    ▼
-//!  server ──wired link (queue, rate, delay)── AP                                     ── link/
-//!                                              │ qdisc → mac80211 txq (FQ-CoDel, AFS) ── queue/ (later)
-//!                                              │ driver → hardware queue              ── mac/
+//!  server ──wired link (queue, rate, delay)── AP                                     ── link/, queue/
+//!                                              │ mechanisms: Law, Zhuge, FastAck, ABC ── mech/, sim/mech.rs
+//!                                              │ qdisc → mac80211 txq (FQ-CoDel, AFS) ── mac/txpath/, queue/
+//!                                              │ driver → hardware queue, rate control ── mac/txpath/, ratectl/
 //!                                              ▼ EDCA contention, A-MPDU, BlockAck    ── mac/
-//!                                            channel (airtime, SNR, errors)           ── phy/
+//!                                            channel (airtime, SNR, errors)           ── phy/, channel/
 //!                                              ▼
-//!                                            station → sink                           ── stats/
+//!                                            station → sink, metrics                  ── stats/
 //! ```
+//!
+//! The event loop that joins them is [`sim`]; scenarios are [`scenario`].
 //!
 //! Design rules (see `STYLE.md` in the project root):
 //! * time is integer nanoseconds ([`time::SimTime`]); there is no wall clock and no OS entropy;
