@@ -13,7 +13,7 @@
 //!   1 Mb/s with long preamble (304 µs) in 2.4 GHz, where DSSS rates are mandatory for ERP stations.
 //!
 //! `eifs_no_difs` follows ns-3's split: the channel-access code waits `eifs_no_difs` after the erroneous
-//! reception ends and then the normal AIFS, so EIFS = `eifs_no_difs` + AIFS[AC]
+//! reception ends and then the normal AIFS, so EIFS = `eifs_no_difs` + AIFS\[AC\]
 //! (= SIFS + ACKTxTime + DIFS for DCF).
 
 use super::mcs::{Band, Modulation, PhyStandard, TxVector};
