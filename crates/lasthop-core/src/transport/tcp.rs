@@ -101,6 +101,12 @@ pub struct TcpSender {
     snd_nxt: u64,
     /// The scoreboard: every unacknowledged segment by its first byte.
     in_flight: BTreeMap<u64, Sent>,
+    /// Scoreboard entries marked lost, SACKed, and retransmitted: with none SACKed or retransmitted no
+    /// segment can be judged lost, and with none lost there is nothing to repair, so the per-ACK scans
+    /// are skipped (they are O(window)).
+    n_lost: usize,
+    n_sacked: usize,
+    n_retx: usize,
     /// RFC 6675 "pipe": bytes sent and neither acknowledged, SACKed nor marked lost.
     pipe: u64,
     /// Recovery ends when `snd_una` reaches this.
@@ -132,6 +138,9 @@ impl TcpSender {
             snd_una: 0,
             snd_nxt: 0,
             in_flight: BTreeMap::new(),
+            n_lost: 0,
+            n_sacked: 0,
+            n_retx: 0,
             pipe: 0,
             recover: None,
             fast_rtx: false,
@@ -177,6 +186,9 @@ impl TcpSender {
 
     /// The lowest segment marked lost and not yet retransmitted.
     fn next_lost(&self) -> Option<u64> {
+        if self.n_lost == 0 {
+            return None;
+        }
         self.in_flight.iter().find(|(_, s)| s.lost).map(|(&k, _)| k)
     }
 
@@ -210,7 +222,11 @@ impl TcpSender {
             self.stats.retransmissions += 1;
         }
         self.pipe += seg.len as u64;
-        self.in_flight.insert(seg.seq, Sent { len: seg.len, sent: now, retransmitted, sacked: false, lost: false, state });
+        let old = self.in_flight.insert(seg.seq, Sent { len: seg.len, sent: now, retransmitted, sacked: false, lost: false, state });
+        if let Some(o) = old {
+            self.forget(&o);
+        }
+        self.n_retx += retransmitted as usize;
         self.stats.segments_sent += 1;
         self.cc.on_sent(now, &SentEvent { bytes: seg.len as u64, prior_in_flight: prior, app_limited: false });
         if let Some(rate) = self.cc.pacing_rate().filter(|r| r.bps() > 0) {
@@ -245,6 +261,7 @@ impl TcpSender {
             }
             let s = *s;
             self.in_flight.remove(&seq);
+            self.forget(&s);
             if s.sacked {
                 continue; // already counted as delivered when it was SACKed
             }
@@ -259,16 +276,21 @@ impl TcpSender {
             acked.push((s.state, s.len as u64));
         }
         self.snd_una = self.snd_una.max(ack);
-        for (&seq, s) in self.in_flight.iter_mut() {
-            if !s.sacked && sack.iter().any(|&(a, b)| a <= seq && seq + s.len as u64 <= b) {
-                s.sacked = true;
-                if !s.lost {
-                    self.pipe -= s.len as u64;
+        for &(a, b) in sack {
+            for (&seq, s) in self.in_flight.range_mut(a..b.max(a)) {
+                if !s.sacked && seq + s.len as u64 <= b {
+                    s.sacked = true;
+                    self.n_sacked += 1;
+                    if s.lost {
+                        self.n_lost -= 1;
+                    } else {
+                        self.pipe -= s.len as u64;
+                    }
+                    s.lost = false;
+                    bytes += s.len as u64;
+                    self.rack_sent = self.rack_sent.max(s.sent);
+                    acked.push((s.state, s.len as u64));
                 }
-                s.lost = false;
-                bytes += s.len as u64;
-                self.rack_sent = self.rack_sent.max(s.sent);
-                acked.push((s.state, s.len as u64));
             }
         }
         // Karn: only unambiguous samples; the timestamp echo makes retransmitted ones usable too.
@@ -294,6 +316,9 @@ impl TcpSender {
     /// than a quarter of min RTT after it has been delivered. The first loss outside recovery starts
     /// an episode (one congestion event).
     fn detect_losses(&mut self, now: SimTime) {
+        if self.n_sacked == 0 && self.n_retx == 0 {
+            return; // nothing above a hole, and no retransmission for RACK to judge
+        }
         let thresh = 3 * self.mss as u64;
         let reo = self.min_rtt.unwrap_or(SimDuration::ZERO) / 4;
         let rack_sent = self.rack_sent;
@@ -305,6 +330,7 @@ impl TcpSender {
                 above += s.len as u64;
             } else if lost && !s.lost {
                 s.lost = true;
+                self.n_lost += 1;
                 self.pipe -= s.len as u64;
                 newly = Some(newly.map_or(s.sent, |t: SimTime| t.max(s.sent)));
             }
@@ -315,6 +341,13 @@ impl TcpSender {
             self.stats.fast_recoveries += 1;
             self.cc.on_loss(now, &LossEvent { bytes_lost: self.mss as u64, largest_lost_sent });
         }
+    }
+
+    /// A scoreboard entry is gone (acknowledged, or replaced by its retransmission): uncount it.
+    fn forget(&mut self, s: &Sent) {
+        self.n_lost -= s.lost as usize;
+        self.n_sacked -= s.sacked as usize;
+        self.n_retx -= s.retransmitted as usize;
     }
 
     fn update_rtt(&mut self, now: SimTime, r: SimDuration) {
@@ -348,6 +381,7 @@ impl TcpSender {
         for s in self.in_flight.values_mut() {
             if !s.sacked && !s.lost {
                 s.lost = true;
+                self.n_lost += 1;
                 self.pipe -= s.len as u64;
             }
         }
