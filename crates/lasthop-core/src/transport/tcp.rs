@@ -105,6 +105,8 @@ pub struct TcpSender {
     /// segment can be judged lost, and with none lost there is nothing to repair, so the per-ACK scans
     /// are skipped (they are O(window)).
     n_lost: usize,
+    /// First bytes of the entries marked lost (the next to repair is the lowest).
+    lost_set: std::collections::BTreeSet<u64>,
     n_sacked: usize,
     n_retx: usize,
     /// RFC 6675 "pipe": bytes sent and neither acknowledged, SACKed nor marked lost.
@@ -139,6 +141,7 @@ impl TcpSender {
             snd_nxt: 0,
             in_flight: BTreeMap::new(),
             n_lost: 0,
+            lost_set: std::collections::BTreeSet::new(),
             n_sacked: 0,
             n_retx: 0,
             pipe: 0,
@@ -186,10 +189,8 @@ impl TcpSender {
 
     /// The lowest segment marked lost and not yet retransmitted.
     fn next_lost(&self) -> Option<u64> {
-        if self.n_lost == 0 {
-            return None;
-        }
-        self.in_flight.iter().find(|(_, s)| s.lost).map(|(&k, _)| k)
+        debug_assert_eq!(self.n_lost, self.lost_set.len());
+        self.lost_set.first().copied()
     }
 
     /// The next segment to send now, if the window and the pacer allow: lost segments first.
@@ -224,7 +225,7 @@ impl TcpSender {
         self.pipe += seg.len as u64;
         let old = self.in_flight.insert(seg.seq, Sent { len: seg.len, sent: now, retransmitted, sacked: false, lost: false, state });
         if let Some(o) = old {
-            self.forget(&o);
+            self.forget(seg.seq, &o);
         }
         self.n_retx += retransmitted as usize;
         self.stats.segments_sent += 1;
@@ -261,7 +262,7 @@ impl TcpSender {
             }
             let s = *s;
             self.in_flight.remove(&seq);
-            self.forget(&s);
+            self.forget(seq, &s);
             if s.sacked {
                 continue; // already counted as delivered when it was SACKed
             }
@@ -283,6 +284,7 @@ impl TcpSender {
                     self.n_sacked += 1;
                     if s.lost {
                         self.n_lost -= 1;
+                        self.lost_set.remove(&seq);
                     } else {
                         self.pipe -= s.len as u64;
                     }
@@ -324,13 +326,14 @@ impl TcpSender {
         let rack_sent = self.rack_sent;
         let mut above = 0u64;
         let mut newly = None;
-        for (_, s) in self.in_flight.iter_mut().rev() {
+        for (&seq, s) in self.in_flight.iter_mut().rev() {
             let lost = if s.retransmitted { s.sent + reo < rack_sent } else { above >= thresh };
             if s.sacked {
                 above += s.len as u64;
             } else if lost && !s.lost {
                 s.lost = true;
                 self.n_lost += 1;
+                self.lost_set.insert(seq);
                 self.pipe -= s.len as u64;
                 newly = Some(newly.map_or(s.sent, |t: SimTime| t.max(s.sent)));
             }
@@ -344,7 +347,10 @@ impl TcpSender {
     }
 
     /// A scoreboard entry is gone (acknowledged, or replaced by its retransmission): uncount it.
-    fn forget(&mut self, s: &Sent) {
+    fn forget(&mut self, seq: u64, s: &Sent) {
+        if s.lost {
+            self.lost_set.remove(&seq);
+        }
         self.n_lost -= s.lost as usize;
         self.n_sacked -= s.sacked as usize;
         self.n_retx -= s.retransmitted as usize;
@@ -378,10 +384,11 @@ impl TcpSender {
         self.cc.on_rto(now);
         self.rto = (self.rto * 2).min(SimDuration::from_secs(120));
         self.recover = Some(self.snd_nxt);
-        for s in self.in_flight.values_mut() {
+        for (&seq, s) in self.in_flight.iter_mut() {
             if !s.sacked && !s.lost {
                 s.lost = true;
                 self.n_lost += 1;
+                self.lost_set.insert(seq);
                 self.pipe -= s.len as u64;
             }
         }
