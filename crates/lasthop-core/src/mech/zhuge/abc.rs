@@ -27,7 +27,7 @@
 //! the marker's own RNG (path `ap/<flow>/abc/mark`).
 
 use super::dequeue_window::{DequeueWindow, RateDivisor};
-use super::egress::{Egress, EgressObserver, EgressPacket, Stage, TickClock};
+use super::egress::{Egress, EgressMirror, TickClock};
 use super::{check, ParamError};
 use crate::packet::Ecn;
 use crate::rng::Rng;
@@ -162,24 +162,11 @@ impl AbcMarker {
     }
 }
 
-impl EgressObserver for AbcMarker {
-    fn on_enqueue(&mut self, now: SimTime, pkt: EgressPacket, stage: Stage) {
+impl EgressMirror for AbcMarker {
+    fn catch_up(&mut self, now: SimTime) {
         self.advance_to(now);
-        self.egress.enqueue(now, pkt, stage);
     }
-
-    fn on_to_driver(&mut self, now: SimTime, id: u64) {
-        self.advance_to(now);
-        self.egress.to_driver(now, id);
-    }
-
-    fn on_dequeue(&mut self, now: SimTime, id: u64) {
-        self.advance_to(now);
-        self.egress.dequeue(now, id);
-    }
-
-    fn on_drop(&mut self, now: SimTime, id: u64) {
-        self.advance_to(now);
-        self.egress.drop(now, id);
+    fn egress_mut(&mut self) -> &mut Egress {
+        &mut self.egress
     }
 }

@@ -53,6 +53,40 @@ pub trait EgressObserver {
     fn on_drop(&mut self, now: SimTime, id: u64);
 }
 
+/// An estimator that keeps its own mirror of the egress and catches up its 1-ms ticks before each
+/// event: every such estimator observes the egress the same way ([`EgressObserver`] is implemented
+/// for all of them).
+pub trait EgressMirror {
+    /// Replays the ticks due at or before `now`.
+    fn catch_up(&mut self, now: SimTime);
+    fn egress_mut(&mut self) -> &mut Egress;
+    /// Called with each admitted packet before the mirror takes it (the Fortune Teller's head timer).
+    fn on_admit(&mut self, _pkt: &EgressPacket) {}
+}
+
+impl<T: EgressMirror> EgressObserver for T {
+    fn on_enqueue(&mut self, now: SimTime, pkt: EgressPacket, stage: Stage) {
+        self.catch_up(now);
+        self.on_admit(&pkt);
+        self.egress_mut().enqueue(now, pkt, stage);
+    }
+
+    fn on_to_driver(&mut self, now: SimTime, id: u64) {
+        self.catch_up(now);
+        self.egress_mut().to_driver(now, id);
+    }
+
+    fn on_dequeue(&mut self, now: SimTime, id: u64) {
+        self.catch_up(now);
+        self.egress_mut().dequeue(now, id);
+    }
+
+    fn on_drop(&mut self, now: SimTime, id: u64) {
+        self.catch_up(now);
+        self.egress_mut().drop(now, id);
+    }
+}
+
 /// Mirror of the egress queues.
 #[derive(Clone, Debug, Default)]
 pub struct Egress {

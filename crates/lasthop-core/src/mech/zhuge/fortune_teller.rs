@@ -46,7 +46,7 @@
 //! the 802.11 presets set a 5-ms allowance.
 
 use super::dequeue_window::{DequeueWindow, RateDivisor};
-use super::egress::{Egress, EgressObserver, EgressPacket, Stage, TickClock};
+use super::egress::{Egress, EgressMirror, EgressPacket, TickClock};
 use super::{check, FeedbackPath, LinkKind, ParamError, Profile};
 use crate::time::{SimDuration, SimTime};
 use schemars::JsonSchema;
@@ -353,27 +353,16 @@ impl FortuneTeller {
     }
 }
 
-impl EgressObserver for FortuneTeller {
-    fn on_enqueue(&mut self, now: SimTime, pkt: EgressPacket, stage: Stage) {
+impl EgressMirror for FortuneTeller {
+    fn catch_up(&mut self, now: SimTime) {
         self.advance_to(now);
+    }
+    fn egress_mut(&mut self) -> &mut Egress {
+        &mut self.egress
+    }
+    fn on_admit(&mut self, pkt: &EgressPacket) {
         if pkt.monitored && self.params.head_wait == HeadWait::TickTimer {
             self.head_key = Some(pkt.id); // the code's overwrite on every arrival of the flow
         }
-        self.egress.enqueue(now, pkt, stage);
-    }
-
-    fn on_to_driver(&mut self, now: SimTime, id: u64) {
-        self.advance_to(now);
-        self.egress.to_driver(now, id);
-    }
-
-    fn on_dequeue(&mut self, now: SimTime, id: u64) {
-        self.advance_to(now);
-        self.egress.dequeue(now, id);
-    }
-
-    fn on_drop(&mut self, now: SimTime, id: u64) {
-        self.advance_to(now);
-        self.egress.drop(now, id);
     }
 }
