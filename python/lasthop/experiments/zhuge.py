@@ -293,7 +293,7 @@ def zhuge_wifi(seed: int, quick: bool) -> dict[str, Any]:
     """The RTC comparison over the modeled 802.11 AP instead of a trace link."""
     duration = 30.0 if quick else 60.0
     rows = []
-    for variant, mech in (("gcc_linux", None), ("gcc_linux_zhuge", {"type": "zhuge"})):
+    for variant, mech in (("gcc_linux", None), ("gcc_linux_zhuge", {"type": "zhuge", "flows": ["video"]})):
         res = lasthop.run(lasthop.Scenario.from_dict(wifi_scenario(mech, duration)), seed=seed)
         rows.append({"variant": variant, "trace": "wifi", **metrics(res, 5.0)})
     return {"rows": rows, "paper": {"claims": "Wi-Fi interference runs: RTT>200 ms 0.215/0.212 → 0.081, frame delay "

@@ -74,6 +74,9 @@ pub struct Outputs<'a> {
     /// Packets received at node (in order, after reordering).
     pub delivered: &'a mut Vec<(NodeId, Packet)>,
     pub dropped: &'a mut Vec<Dropped>,
+    /// When set, every MPDU whose transmission attempt starts, as (packet id, destination): what an AP
+    /// mechanism sees leave the driver queue for the air (`sim::mech`).
+    pub air_started: Option<&'a mut Vec<(u64, NodeId)>>,
 }
 
 /// Counters per link (transmitter → receiver).
@@ -604,6 +607,9 @@ impl Medium {
         }
         for m in &hw.psdu.mpdus {
             out.log.stamp_first(m.pkt.id, Stage::AirStart, now);
+        }
+        if let Some(a) = out.air_started.as_deref_mut() {
+            a.extend(hw.psdu.mpdus.iter().map(|m| (m.pkt.id, m.pkt.dst)));
         }
         let mut received = std::mem::take(&mut n.spare);
         received.clear();

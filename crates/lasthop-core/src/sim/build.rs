@@ -230,6 +230,7 @@ impl Built {
             log: PacketLog::new(sc.output.packets),
             next_packet_id: 0,
             drops: Vec::new(),
+            air_started: Vec::new(),
             digest: 0xcbf2_9ce4_8422_2325,
             mechs,
             mech_of_node,

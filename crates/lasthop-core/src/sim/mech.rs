@@ -15,7 +15,9 @@
 //!
 //! Egress of a stand-in last hop (wired or capacity trace): `Q_d` is the pipe's queue, `Q_v` the packet
 //! being serialized (a one-packet driver queue, as the Zhuge artifact sets up). Over 802.11 the AP's
-//! whole transmit path is `Q_v`, and a packet departs when the MAC delivers it or gives up.
+//! transmit path up to the air is `Q_v` (one per station: mac80211 keeps a txq per station and TID),
+//! and a packet leaves it when its first transmission attempt starts, as an MPDU leaves ns-3's
+//! `WifiMacQueue` when it goes into an A-MPDU; the prediction accuracy is still measured to delivery.
 
 use super::world::{Event, Hop, World};
 use crate::app::rtc::{Rtcp, RtcpBody};
@@ -51,6 +53,14 @@ pub(crate) enum MechState {
     Abc { marker: Box<AbcMarker>, flows: BTreeSet<u32> },
 }
 
+/// A packet in an AP egress.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Admitted {
+    pub flow: u32,
+    /// Over 802.11: its first transmission began, so it has left `Q_v` (it may still be retried).
+    pub left_driver: bool,
+}
+
 /// A mechanism at one AP.
 pub(crate) struct ApMech {
     pub name: String,
@@ -59,8 +69,8 @@ pub(crate) struct ApMech {
     pub down_pipe: Option<u32>,
     pub link: LinkKind,
     pub state: MechState,
-    /// Packets in the egress now (admitted, not departed or dropped), with their flow.
-    pub admitted: BTreeMap<u64, u32>,
+    /// Packets in the egress now (admitted, not delivered or dropped), with their flow.
+    pub admitted: BTreeMap<u64, Admitted>,
     /// Uplink packets held until their release time, and the ids released (not to be held twice).
     pub held: Hold<Packet>,
     pub released: BTreeSet<u64>,
@@ -281,7 +291,7 @@ impl World {
             }
         }
         // Admitted now; a refusal comes back as a drop of the same packet at the same instant.
-        mech.admitted.insert(pkt.id, flow);
+        mech.admitted.insert(pkt.id, Admitted { flow, left_driver: false });
         let (id, bytes, dst) = (pkt.id, pkt.size, pkt.dst);
         let stage = if mech.down_pipe.is_some() { Stage::Qdisc } else { Stage::Driver };
         mech.egress(dst, |o, monitored_flow, fid| o.on_enqueue(now, EgressPacket { id, bytes, monitored: monitored_flow && fid == flow }, stage));
@@ -297,14 +307,39 @@ impl World {
         }
     }
 
-    /// Packet `pkt` left AP `m`'s egress (serialized on the stand-in link, or delivered over the air).
-    pub(crate) fn mech_departed(&mut self, now: SimTime, m: usize, pkt: &Packet) {
-        let mech = &mut self.mechs[m];
-        if mech.admitted.remove(&pkt.id).is_none() {
+    /// The MPDUs the 802.11 medium started to send during its last call: those of a mechanism's AP
+    /// egress leave `Q_v` at their first attempt, as the artifact's `WifiMacQueue` gives up an MPDU
+    /// when it goes into an A-MPDU (retries are the MAC's business, not the queue's).
+    pub(crate) fn drain_air_started(&mut self, now: SimTime) {
+        if self.air_started.is_empty() {
             return;
         }
-        mech.egress(pkt.dst, |o, _, _| o.on_dequeue(now, pkt.id));
-        if let Some((arrival, forecast)) = mech.forecasts.remove(&pkt.id) {
+        let mut started = std::mem::take(&mut self.air_started);
+        for &(id, dst) in &started {
+            let Some(&Some(m)) = self.mech_of_station.get(dst as usize) else { continue };
+            let mech = &mut self.mechs[m];
+            if mech.down_pipe.is_some() {
+                continue;
+            }
+            match mech.admitted.get_mut(&id) {
+                Some(a) if !a.left_driver => a.left_driver = true,
+                _ => continue,
+            }
+            mech.egress(dst, |o, _, _| o.on_dequeue(now, id));
+        }
+        started.clear();
+        self.air_started = started;
+    }
+
+    /// Packet `id` to `dst` left AP `m`'s egress (serialized on the stand-in link, or delivered over
+    /// the air).
+    pub(crate) fn mech_departed(&mut self, now: SimTime, m: usize, id: u64, dst: NodeId) {
+        let mech = &mut self.mechs[m];
+        let Some(a) = mech.admitted.remove(&id) else { return };
+        if !a.left_driver {
+            mech.egress(dst, |o, _, _| o.on_dequeue(now, id));
+        }
+        if let Some((arrival, forecast)) = mech.forecasts.remove(&id) {
             mech.accuracy.push((now.saturating_since(arrival).as_ns(), forecast));
         }
         self.mech_rearm(m);
@@ -314,9 +349,11 @@ impl World {
     pub(crate) fn mech_dropped(&mut self, now: SimTime, pkt: &Packet) {
         for m in 0..self.mechs.len() {
             let mech = &mut self.mechs[m];
-            let Some(flow) = mech.admitted.remove(&pkt.id) else { continue };
+            let Some(Admitted { flow, left_driver }) = mech.admitted.remove(&pkt.id) else { continue };
             mech.forecasts.remove(&pkt.id);
-            mech.egress(pkt.dst, |o, _, _| o.on_drop(now, pkt.id));
+            if !left_driver {
+                mech.egress(pkt.dst, |o, _, _| o.on_drop(now, pkt.id));
+            }
             if let (MechState::Zhuge { flows }, Hdr::Rtp { twcc, .. }) = (&mut mech.state, pkt.hdr) {
                 if let Some(ZhugeFlow { feedback: ZhugeFeedback::Rtp(r), .. }) = flows.get_mut(&flow) {
                     r.on_ap_drop(now, twcc as u64);

@@ -139,6 +139,8 @@ pub(crate) struct World {
     pub log: PacketLog,
     pub next_packet_id: u64,
     pub drops: Vec<Dropped>,
+    /// MPDUs whose transmission began during a medium call, when an AP mechanism watches them.
+    pub air_started: Vec<(u64, NodeId)>,
     pub digest: u64,
     /// AP mechanisms (Zhuge, FastAck, ABC), and which AP node, stand-in pipe and station each serves.
     pub mechs: Vec<super::mech::ApMech>,
@@ -254,7 +256,8 @@ impl World {
             Event::Mech { ap } => self.on_mech_timer(now, ap as usize),
             Event::Wifi(ev) => {
                 let m = self.medium.as_mut().expect("Wi-Fi events need a medium");
-                let mut out = Outputs { log: &mut self.log, delivered: &mut self.delivered, dropped: &mut self.drops };
+                let air_started = (!self.mechs.is_empty()).then_some(&mut self.air_started);
+                let mut out = Outputs { log: &mut self.log, delivered: &mut self.delivered, dropped: &mut self.drops, air_started };
                 m.handle(now, ev, &mut WifiSched(&mut self.q), &mut out);
                 self.drain(now);
             }
@@ -263,6 +266,7 @@ impl World {
 
     /// Processes what the medium delivered and dropped.
     fn drain(&mut self, now: SimTime) {
+        self.drain_air_started(now);
         while let Some(d) = self.drops.pop() {
             self.dropped(now, d);
         }
@@ -272,7 +276,7 @@ impl World {
             i += 1;
             if let Some(&Some(m)) = self.mech_of_station.get(at as usize) {
                 if self.mechs[m].down_pipe.is_none() {
-                    self.mech_departed(now, m, &pkt);
+                    self.mech_departed(now, m, pkt.id, pkt.dst);
                 }
             }
             self.arrive(now, at, pkt);
@@ -350,8 +354,10 @@ impl World {
             Hop::Pipe(p) => p,
             Hop::Wifi(next) => {
                 let m = self.medium.as_mut().expect("Wi-Fi hops need a medium");
-                let mut out = Outputs { log: &mut self.log, delivered: &mut self.delivered, dropped: &mut self.drops };
+                let air_started = (!self.mechs.is_empty()).then_some(&mut self.air_started);
+                let mut out = Outputs { log: &mut self.log, delivered: &mut self.delivered, dropped: &mut self.drops, air_started };
                 m.enqueue(now, at, next, pkt, &mut WifiSched(&mut self.q), &mut out);
+                self.drain_air_started(now);
                 if !self.drops.is_empty() {
                     let ds: Vec<Dropped> = self.drops.drain(..).collect();
                     for d in ds {
@@ -401,7 +407,7 @@ impl World {
         let at = now + p.delay;
         self.q.schedule(at, Event::PipeArrive { pipe, pkt });
         if let Some(&Some(m)) = self.mech_of_pipe.get(pipe as usize) {
-            self.mech_departed(now, m, &pkt);
+            self.mech_departed(now, m, pkt.id, pkt.dst);
         }
         self.kick_pipe(now, pipe);
     }

@@ -121,7 +121,7 @@ impl AbcMarker {
         let due = self.clock.take_due(now);
         let one_by_one = due.min(self.window.saturation_ticks());
         for _ in 0..one_by_one {
-            self.window.tick(self.egress.departed_total(), self.egress.driver_bytes() > 0);
+            self.window.tick(self.egress.departed_total(), self.egress.backlog());
         }
         self.window.skip(due - one_by_one);
     }

@@ -6,13 +6,19 @@
 //! ```text
 //!   bytes left Q_v in the tick > 0  → Bytes(n)   counts toward the rate
 //!   nothing left, Q_v non-empty     → Busy       the link held a backlog but moved nothing
+//!     … and nothing has left since Q_v last became non-empty → Waiting (a Busy slot, see below)
 //!   nothing left, Q_v empty         → Idle       nothing to send: excluded from both estimates
 //! ```
 //!
-//! Over the last `window_slots` slots, with `B` the bytes, `nb` busy and `ni` idle slots of `n`:
+//! Over the last `window_slots` slots, with `B` the bytes, `nb` busy (waiting included), `nw` waiting
+//! and `ni` idle slots of `n`:
 //! * `rate_bps = 1000 · ⌊8·B / (window_slots − ni)⌋` ([`RateDivisor::Window`], the code's divisor, which
 //!   underestimates the rate while the window fills; test vector TV3) or `1000 · ⌊8·B / (n − ni)⌋`
-//!   ([`RateDivisor::NonIdle`]), floored at `min_rate_bps`;
+//!   ([`RateDivisor::NonIdle`]), floored at `min_rate_bps`. With `exclude_access_wait` the `nw`
+//!   waiting slots leave the divisor too: the rate is then the queue's service rate once it is being
+//!   served, and the wait for the first service opportunity is left to `tx_delay_us` and `qShort`;
+//!   without this a per-station queue of an 802.11 AP, which waits for its turn on the air after
+//!   every burst, measures its own offered load instead of what it could send (lasthop design);
 //! * `tx_delay_us = ⌊1000·(n − ni) / (n − ni − nb)⌋`, the mean spacing of departure ticks in non-idle
 //!   time, or `window_slots · 1000` when no tick of the window moved anything (a stalled link, §2.7);
 //! * `whole_rate_bps` (ABC's `cr`): the same bytes over the whole window, idle ticks included.
@@ -38,11 +44,23 @@ pub enum RateDivisor {
     Window,
 }
 
+/// The driver queue at a tick.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backlog {
+    /// Nothing queued.
+    Empty,
+    /// Queued, and nothing has left since the queue last became non-empty: waiting for the link.
+    AwaitingAccess,
+    /// Queued, and the link has served the queue since it last became non-empty.
+    Served,
+}
+
 /// What one tick saw.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Slot {
     Bytes(u64),
     Busy,
+    Waiting,
     Idle,
 }
 
@@ -52,9 +70,11 @@ pub struct DequeueWindow {
     window_slots: u64,
     min_rate_bps: u64,
     divisor: RateDivisor,
+    exclude_access_wait: bool,
     slots: VecDeque<Slot>,
     bytes: u64,
     busy: u64,
+    waiting: u64,
     idle: u64,
     last_departed: u64,
     rate_bps: u64,
@@ -71,9 +91,11 @@ impl DequeueWindow {
             window_slots: window_slots as u64,
             min_rate_bps,
             divisor,
+            exclude_access_wait: false,
             slots: VecDeque::with_capacity(window_slots as usize + 1),
             bytes: 0,
             busy: 0,
+            waiting: 0,
             idle: 0,
             last_departed: 0,
             rate_bps: min_rate_bps,
@@ -83,14 +105,22 @@ impl DequeueWindow {
         }
     }
 
+    /// Leaves the ticks that wait for the first service of a new backlog out of the rate's divisor
+    /// (module docs).
+    pub fn excluding_access_wait(mut self, exclude: bool) -> Self {
+        self.exclude_access_wait = exclude;
+        self
+    }
+
     /// One tick. `departed_total` is the count of bytes that have ever left the driver queue;
-    /// `backlogged` whether it holds anything now.
-    pub fn tick(&mut self, departed_total: u64, backlogged: bool) {
+    /// `backlog` what it holds now.
+    pub fn tick(&mut self, departed_total: u64, backlog: Backlog) {
         let moved = departed_total.saturating_sub(self.last_departed);
         self.last_departed = departed_total;
-        let slot = match (moved, backlogged) {
-            (0, true) => Slot::Busy,
-            (0, false) => Slot::Idle,
+        let slot = match (moved, backlog) {
+            (0, Backlog::Served) => Slot::Busy,
+            (0, Backlog::AwaitingAccess) => Slot::Waiting,
+            (0, Backlog::Empty) => Slot::Idle,
             (b, _) => Slot::Bytes(b),
         };
         self.push(slot);
@@ -114,18 +144,21 @@ impl DequeueWindow {
     }
 
     fn account(&mut self, slot: Slot, add: bool) {
-        let (b, nb, ni) = match slot {
-            Slot::Bytes(b) => (b, 0, 0),
-            Slot::Busy => (0, 1, 0),
-            Slot::Idle => (0, 0, 1),
+        let (b, nb, nw, ni) = match slot {
+            Slot::Bytes(b) => (b, 0, 0, 0),
+            Slot::Busy => (0, 1, 0, 0),
+            Slot::Waiting => (0, 1, 1, 0),
+            Slot::Idle => (0, 0, 0, 1),
         };
         if add {
             self.bytes += b;
             self.busy += nb;
+            self.waiting += nw;
             self.idle += ni;
         } else {
             self.bytes -= b;
             self.busy -= nb;
+            self.waiting -= nw;
             self.idle -= ni;
         }
     }
@@ -138,8 +171,10 @@ impl DequeueWindow {
                 RateDivisor::Window => (self.window_slots - ni, self.window_slots),
                 RateDivisor::NonIdle => (n - ni, n),
             };
-            // Bits per 1-ms tick are kbit/s; × 1000 gives bit/s (the code's integer arithmetic).
-            self.rate_bps = 1000 * (8 * self.bytes / rate_div);
+            let rate_div = if self.exclude_access_wait { rate_div - self.waiting } else { rate_div };
+            // Bits per 1-ms tick are kbit/s; × 1000 gives bit/s (the code's integer arithmetic). A
+            // window that only waited moved nothing: the rate falls to the floor (a stall, §2.7).
+            self.rate_bps = (8 * self.bytes).checked_div(rate_div).map_or(0, |k| 1000 * k);
             self.whole_rate_bps = 1000 * (8 * self.bytes / whole_div);
             self.tx_delay_us =
                 if nb < n - ni { 1000 * (n - ni) / (n - ni - nb) } else { self.window_slots * 1000 };
@@ -173,8 +208,13 @@ impl DequeueWindow {
         self.window_slots + 1
     }
 
-    /// `(slots, bytes, busy, idle)` of the current window.
+    /// `(slots, bytes, busy, idle)` of the current window (waiting slots count as busy).
     pub fn occupancy(&self) -> (u64, u64, u64, u64) {
         (self.slots.len() as u64, self.bytes, self.busy, self.idle)
+    }
+
+    /// Waiting slots in the current window (a subset of the busy ones).
+    pub fn waiting(&self) -> u64 {
+        self.waiting
     }
 }

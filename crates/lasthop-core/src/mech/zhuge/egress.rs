@@ -12,11 +12,12 @@
 //! ```
 //!
 //! An AP with a single queue enqueues straight into [`Stage::Driver`]. What counts as leaving `Q_v`
-//! is the integrator's choice and should be "the bytes are gone from the AP": transmission start on a
-//! point-to-point link, and on 802.11 the end of the MPDU's life in the MAC (acknowledged or dropped),
-//! so that an A-MPDU leaves in one tick as it does on the air. A drop from `Q_v` counts as a departure
+//! is the integrator's choice and should be "the link has taken the bytes": transmission start on a
+//! point-to-point link, and on 802.11 the MPDU's first transmission attempt (so an A-MPDU leaves in one
+//! tick, as it leaves ns-3's `WifiMacQueue`; retries belong to the MAC). A drop from `Q_v` counts as a departure
 //! (the ns-3 queue's `received − queued` byte count does the same); a drop from `Q_d` does not.
 
+use super::dequeue_window::Backlog;
 use crate::time::SimTime;
 use std::collections::{BTreeMap, VecDeque};
 
@@ -93,10 +94,14 @@ pub struct Egress {
     qdisc: BTreeMap<u64, EgressPacket>,
     qdisc_bytes: u64,
     driver: VecDeque<EgressPacket>,
+    /// When each packet of `driver` entered it.
+    driver_since: VecDeque<SimTime>,
     driver_bytes: u64,
     enqueued_total: u64,
     departed_total: u64,
     head_since: Option<SimTime>,
+    /// When a packet last left the driver queue.
+    last_departure: Option<SimTime>,
 }
 
 impl Egress {
@@ -128,14 +133,17 @@ impl Egress {
         }
         self.driver_bytes += pkt.bytes as u64;
         self.driver.push_back(pkt);
+        self.driver_since.push_back(now);
     }
 
     /// Removes a packet from the driver queue (a departure, or a drop from it). `false` if absent.
     fn remove_driver(&mut self, now: SimTime, id: u64) -> bool {
         let Some(i) = self.driver.iter().position(|p| p.id == id) else { return false };
         let p = self.driver.remove(i).expect("index found");
+        self.driver_since.remove(i);
         self.driver_bytes -= p.bytes as u64;
         self.departed_total += p.bytes as u64;
+        self.last_departure = Some(now);
         if i == 0 {
             self.head_since = (!self.driver.is_empty()).then_some(now);
         }
@@ -172,6 +180,17 @@ impl Egress {
     /// Bytes that ever left the driver queue (departures and drops from it).
     pub fn departed_total(&self) -> u64 {
         self.departed_total
+    }
+
+    /// What the driver queue holds, for the dequeue window's tick: a queue whose oldest packet came
+    /// at or after the last departure has not been offered to the link yet (it waits for access); one
+    /// that holds a packet the last departure left behind is being served.
+    pub fn backlog(&self) -> Backlog {
+        match (self.driver_since.front(), self.last_departure) {
+            (None, _) => Backlog::Empty,
+            (Some(&t), Some(d)) if t < d => Backlog::Served,
+            (Some(_), _) => Backlog::AwaitingAccess,
+        }
     }
 
     /// The packet at the head of the driver queue and since when it has been there.

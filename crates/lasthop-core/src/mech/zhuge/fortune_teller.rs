@@ -38,8 +38,9 @@
 //! | knob | [`design`](FortuneTellerParams::design) | [`parity`](FortuneTellerParams::parity) (\[CODE\]) |
 //! |---|---|---|
 //! | `rate_divisor` | non-idle ticks in the window | `window_slots − ni` (TV3 underestimate) |
+//! | `exclude_access_wait` (802.11) | a new backlog's wait for its first service is not in the rate | every non-idle tick is |
 //! | `resolution` | ns (sub-ms changes are visible) | whole ms per term, truncated |
-//! | `head_wait` (802.11) | exact residence of the current head | 1-ms head timer with the arrival-overwrite quirk |
+//! | `head_wait` (802.11) | the head's exact wait against the expected one (`remaining`) | 1-ms head timer with the arrival-overwrite quirk |
 //! | `track_queue_trend` | every prediction updates the previous `q` | TCP path only (the RTP path keeps 0) |
 //!
 //! Both profiles use `qShort = 0` and no A-MPDU allowance on point-to-point links, as the code does;
@@ -63,8 +64,18 @@ pub enum HeadWait {
     /// Every arrival of a monitored packet overwrites the remembered head, so the timer only grows
     /// across ticks without such arrivals (§2.3, parity quirk).
     TickTimer,
-    /// Exactly how long the current head has been at the head (§2.3, lasthop's design).
+    /// Exactly how long the current head has been at the head (§2.3, lasthop's design on
+    /// point-to-point links when asked for).
     Exact,
+    /// 802.11 design: the head's exact wait `w` against the expected wait for service `tx`. A packet
+    /// behind a head that has waited `w` goes out with it (the A-MPDU of that service), so it waits
+    /// the head's remaining `(tx − w)⁺` (the `tx` term; `qShort` is 0) rather than `w + tx`. Adding
+    /// the elapsed wait to a full `tx` grows the forecast of every packet of a paced burst by its gap
+    /// to the first one, a queue build-up that is not there: all of them leave in the station's next
+    /// A-MPDU. (Tried and dropped: counting a head overdue by `w − tx` as overdue as much again. An
+    /// 802.11 access wait is bounded by the other stations' TXOPs, so a long-waiting head is about to
+    /// leave, and that rule forecast ramps of 40–90 ms for packets that then saw 15–25 ms.)
+    Remaining,
 }
 
 /// The granularity of a prediction.
@@ -98,6 +109,11 @@ pub struct FortuneTellerParams {
     pub head_wait: HeadWait,
     /// Divisor of the rate estimate. Default `non_idle`.
     pub rate_divisor: RateDivisor,
+    /// Leave the ticks a new backlog waits for its first service out of the rate's divisor, so that
+    /// the rate is what the queue drains at once served, not its offered load (module docs of
+    /// `dequeue_window`). Default true on 802.11, whose per-station queues wait for their turn on
+    /// the air after every burst; false on point-to-point links and in the parity profile.
+    pub exclude_access_wait: bool,
     /// Granularity of the terms. Default `ns`.
     pub resolution: Resolution,
     /// Remember each prediction's `q` as the "previous queue" of the 802.11 allowance rule. Default
@@ -120,8 +136,9 @@ impl FortuneTellerParams {
             window_frames: 5,
             min_rate_bps: 512_000,
             ampdu_wait_ms: wifi.then_some(5),
-            head_wait: if wifi { HeadWait::Exact } else { HeadWait::Off },
+            head_wait: if wifi { HeadWait::Remaining } else { HeadWait::Off },
             rate_divisor: RateDivisor::NonIdle,
+            exclude_access_wait: wifi,
             resolution: Resolution::Ns,
             track_queue_trend: true,
         }
@@ -133,6 +150,7 @@ impl FortuneTellerParams {
         FortuneTellerParams {
             head_wait: if wifi { HeadWait::TickTimer } else { HeadWait::Off },
             rate_divisor: RateDivisor::Window,
+            exclude_access_wait: false,
             resolution: Resolution::WholeMs,
             track_queue_trend: path == FeedbackPath::Tcp,
             ..FortuneTellerParams::design(link)
@@ -202,8 +220,12 @@ pub fn forecast(p: &FortuneTellerParams, q_bytes: u64, last_q_bytes: u64, est: E
         SimDuration::from_ns(ns.min(u64::MAX as u128) as u64)
     };
     let q_long = quantise(q_long, p.resolution);
-    let q_short = quantise(est.head_wait, p.resolution);
-    let tx = quantise(SimDuration::from_us(est.tx_delay_us), p.resolution);
+    let tx = SimDuration::from_us(est.tx_delay_us);
+    let (q_short, tx) = match p.head_wait {
+        HeadWait::Remaining => (SimDuration::ZERO, tx.saturating_sub(est.head_wait)),
+        _ => (est.head_wait, tx),
+    };
+    let (q_short, tx) = (quantise(q_short, p.resolution), quantise(tx, p.resolution));
     Prediction { total: q_long + q_short + tx, q_bytes, q_long, q_short, tx }
 }
 
@@ -235,7 +257,8 @@ impl FortuneTeller {
     /// A Fortune Teller whose AP application starts at `start` (first tick at `start + 1 ms`).
     pub fn new(params: FortuneTellerParams, start: SimTime) -> Self {
         debug_assert!(params.validate().is_ok());
-        let window = DequeueWindow::new(params.window_slots(), params.min_rate_bps, params.rate_divisor);
+        let window = DequeueWindow::new(params.window_slots(), params.min_rate_bps, params.rate_divisor)
+            .excluding_access_wait(params.exclude_access_wait);
         FortuneTeller {
             params,
             window,
@@ -285,7 +308,7 @@ impl FortuneTeller {
                 None => self.head_time_ms = 0,
             }
         }
-        self.window.tick(self.egress.departed_total(), self.egress.driver_bytes() > 0);
+        self.window.tick(self.egress.departed_total(), self.egress.backlog());
     }
 
     /// Whether at least one tick has run by `now` (before it the estimates are only initial values;
@@ -301,7 +324,7 @@ impl FortuneTeller {
         let head_wait = match self.params.head_wait {
             HeadWait::Off => SimDuration::ZERO,
             HeadWait::TickTimer => SimDuration::from_ms(self.head_time_ms),
-            HeadWait::Exact => self.egress.head().map_or(SimDuration::ZERO, |(_, since)| now - since),
+            HeadWait::Exact | HeadWait::Remaining => self.egress.head().map_or(SimDuration::ZERO, |(_, since)| now - since),
         };
         Estimate { rate_bps: self.window.rate_bps(), tx_delay_us: self.window.tx_delay_us(), head_wait }
     }

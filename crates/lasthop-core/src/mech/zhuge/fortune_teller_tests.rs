@@ -1,6 +1,6 @@
 //! The Fortune Teller: zhuge.md §9 test vectors TV1–TV6 and the edge cases of §2.7.
 
-use super::dequeue_window::{DequeueWindow, RateDivisor};
+use super::dequeue_window::{Backlog, DequeueWindow, RateDivisor};
 use super::egress::{EgressObserver, EgressPacket, Stage};
 use super::fortune_teller::*;
 use super::testkit::*;
@@ -18,7 +18,7 @@ fn window(divisor: RateDivisor) -> DequeueWindow {
 fn feed(w: &mut DequeueWindow, departed: &mut u64, bytes: u64, backlogged: bool, n: usize) {
     for _ in 0..n {
         *departed += bytes;
-        w.tick(*departed, backlogged);
+        w.tick(*departed, if backlogged { Backlog::Served } else { Backlog::Empty });
     }
 }
 
@@ -123,7 +123,9 @@ fn tv5_prediction_p2p_from_events() {
 
 #[test]
 fn tv6_wifi_ampdu_allowance() {
-    for p in [FortuneTellerParams::parity(LinkKind::Wifi, FeedbackPath::Tcp), FortuneTellerParams::design(LinkKind::Wifi)] {
+    // TV6 adds the head's wait to `tx` (§2.4); the design profile's `remaining` rule is tested below.
+    let design = FortuneTellerParams { head_wait: HeadWait::Exact, ..FortuneTellerParams::design(LinkKind::Wifi) };
+    for p in [FortuneTellerParams::parity(LinkKind::Wifi, FeedbackPath::Tcp), design] {
         let e = at_rate(12_000_000, 1000, 3);
         // (a) 6000 B fit in the 7500-B allowance and the queue grew from 4000: no queueing delay.
         assert_eq!(forecast(&p, 6_000, 4_000, e).total, dms(4));
@@ -260,8 +262,67 @@ fn head_timer_parity_quirk() {
 }
 
 #[test]
+fn remaining_head_wait_charges_what_is_left_of_the_expected_access_wait() {
+    let p = FortuneTellerParams::design(LinkKind::Wifi);
+    assert_eq!(p.head_wait, HeadWait::Remaining);
+    // tx = 10 ms expected between services; q = 0.
+    let at = |head_ms: u64| forecast(&p, 0, 0, Estimate { rate_bps: 12_000_000, tx_delay_us: 10_000, head_wait: dms(head_ms) });
+    //   t (ms)   0         4                 10
+    //   head     |== waits ==|================|→ leaves in the next A-MPDU
+    //   new pkt            ↑ arrives at 4: leaves with the head, 6 ms later (not 4 + 10)
+    assert_eq!((at(0).total, at(4).total, at(10).total), (dms(10), dms(6), dms(0)));
+    let late = at(25);
+    assert_eq!((late.q_short, late.tx, late.total), (dms(0), dms(0), dms(0)));
+    // Exact, for contrast: the elapsed wait plus a full tx.
+    let exact = FortuneTellerParams { head_wait: HeadWait::Exact, ..p };
+    assert_eq!(forecast(&exact, 0, 0, Estimate { rate_bps: 12_000_000, tx_delay_us: 10_000, head_wait: dms(4) }).total, dms(14));
+}
+
+#[test]
+fn access_wait_is_left_out_of_the_rate_on_80211() {
+    // A station's queue gets 3000 B at t = 0 and waits 9 ticks for its turn; all of it leaves in the
+    // 10th tick (one A-MPDU). Repeated every 20 ms: 10 waiting, 1 moving, 9 idle ticks.
+    //   tick   1 ……… 9 10  11 …… 20
+    //   slot   W ……… W  B   I …… I        (W waiting, B 3000 bytes, I idle)
+    let run = |p: FortuneTellerParams| {
+        let mut ft = FortuneTeller::new(p, SimTime::ZERO);
+        for k in 0..10u64 {
+            let t0 = ms(20 * k);
+            ft.on_enqueue(t0 + dus(100), pkt(2 * k, 1500), Stage::Driver);
+            ft.on_enqueue(t0 + dus(200), pkt(2 * k + 1, 1500), Stage::Driver);
+            ft.on_dequeue(t0 + dus(9_500), 2 * k);
+            ft.on_dequeue(t0 + dus(9_500), 2 * k + 1);
+        }
+        ft.estimate(ms(200))
+    };
+    let with = run(FortuneTellerParams::design(LinkKind::Wifi));
+    let without = run(FortuneTellerParams { exclude_access_wait: false, ..FortuneTellerParams::design(LinkKind::Wifi) });
+    // Served rate: 3000 B per moving tick = 24 Mbit/s; over all non-idle ticks (10 per burst) 2.4.
+    assert_eq!(with.rate_bps, 24_000_000);
+    assert_eq!(without.rate_bps, 2_400_000);
+    // The expected wait for service is the same either way: one departure tick per 10 non-idle.
+    assert_eq!((with.tx_delay_us, without.tx_delay_us), (10_000, 10_000));
+}
+
+#[test]
+fn a_packet_left_behind_by_a_departure_counts_as_served() {
+    use super::dequeue_window::Backlog;
+    let mut e = super::egress::Egress::default();
+    assert_eq!(e.backlog(), Backlog::Empty);
+    e.enqueue(us(0), pkt(1, 1500), Stage::Driver);
+    e.enqueue(us(10), pkt(2, 1500), Stage::Driver);
+    assert_eq!(e.backlog(), Backlog::AwaitingAccess);
+    e.dequeue(us(500), 1); // packet 2 was there and stayed: the queue is being served in turns
+    assert_eq!(e.backlog(), Backlog::Served);
+    e.dequeue(us(900), 2);
+    e.enqueue(us(950), pkt(3, 1500), Stage::Driver); // came after the last departure: a new wait
+    assert_eq!(e.backlog(), Backlog::AwaitingAccess);
+}
+
+#[test]
 fn exact_head_wait_in_the_design_profile() {
-    let mut ft = FortuneTeller::new(FortuneTellerParams::design(LinkKind::Wifi), SimTime::ZERO);
+    let params = FortuneTellerParams { head_wait: HeadWait::Exact, ..FortuneTellerParams::design(LinkKind::Wifi) };
+    let mut ft = FortuneTeller::new(params, SimTime::ZERO);
     ft.on_enqueue(us(500), pkt(1, 1500), Stage::Driver);
     ft.on_enqueue(us(600), pkt(2, 1500), Stage::Driver);
     ft.on_enqueue(us(700), EgressPacket { id: 3, bytes: 100, monitored: true }, Stage::Qdisc);
