@@ -52,7 +52,11 @@ def test_zhuge_abw_drop_rows() -> None:
 
 
 def test_fortune_teller_is_accurate_for_short_delays() -> None:
-    rows = run_experiment("zhuge-accuracy", seed=1, quick=True)["rows"]
+    doc = run_experiment("zhuge-accuracy", seed=1, quick=True)
+    rows = doc["rows"]
+    under = doc["under_64ms"]
+    assert under["packets"] == sum(r["packets"] for r in rows if r["actual_ms_to"] is not None and r["actual_ms_to"] <= 64)
+    assert under["median_abs_error_ms"] < 10.0
     small = [r for r in rows if r["actual_ms_to"] is not None and r["actual_ms_to"] <= 16]
     assert small and sum(r["packets"] for r in small) > 1000
     for r in small:

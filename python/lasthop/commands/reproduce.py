@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import click
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -30,9 +32,17 @@ def command(name: str, as_json: bool, seed: int, quick: bool, trace: Path | None
         click.echo(json.dumps(doc, sort_keys=True))
         return
     rows = doc["rows"]
-    t = Table(title=f"{name} · seed {seed}", title_justify="left")
+    t = Table(title=f"{name} · seed {seed}", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     for k in rows[0]:
-        t.add_column(k, justify="left" if isinstance(rows[0][k], str) else "right")
+        # Headers wrap at their underscores rather than being cut; numbers never wrap.
+        text = isinstance(rows[0][k], str)
+        t.add_column(k.replace("_", " "), justify="left" if text else "right", overflow="fold", no_wrap=not text)
     for r in rows:
         t.add_row(*[f"{v:.3f}" if isinstance(v, float) else str(v) for v in r.values()])
-    Console().print(t)
+    console = Console(width=None if sys.stdout.isatty() else 160, highlight=False)
+    console.print(t)
+    for k, v in doc.items():
+        if k not in ("rows", "paper", "experiment"):
+            console.print(f"{k.replace('_', ' ')}: {json.dumps(v, sort_keys=True)}")
+    if "paper" in doc:
+        console.print(f"paper: {json.dumps(doc['paper'], ensure_ascii=False, sort_keys=True)}")
