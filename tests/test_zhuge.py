@@ -75,6 +75,13 @@ def test_mechanism_errors_are_scenario_errors(tmp_path: Path) -> None:
         assert "aps[0].mechanism" in str(e) and "bogus" in str(e)
     else:
         raise AssertionError("an unknown mechanism key must be an error")
+    sc = scenario(trace, {"type": "fq_codel"}, {"type": "zhuge", "fortune_teller": {"window_frames": 0}}, rtc_flow(), 5.0, 1.0)
+    try:
+        lasthop.Scenario.from_dict(sc)
+    except lasthop.ScenarioError as e:
+        assert "aps[0].mechanism.fortune_teller.window_frames" in str(e)
+    else:
+        raise AssertionError("a zero Fortune Teller window must be an error")
 
 
 def test_zhuge_wifi_runs_over_the_80211_ap() -> None:

@@ -8,7 +8,7 @@
 //! mechanism = { type = "abc" }                                  # ABC router marking (baseline)
 //! ```
 
-use super::zhuge::{AbcRouterParams, AckDelayerParams, FastAckParams, Profile, TwccRewriterParams};
+use super::zhuge::{AbcRouterParams, AckDelayerParams, FastAckParams, FortuneTellerOverrides, Profile, TwccRewriterParams};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -32,7 +32,8 @@ pub enum MechanismConfig {
     Abc(AbcRouterParams),
 }
 
-/// `{ type = "zhuge", profile = "design", flows = [...], ack_delayer = {...}, twcc = {...} }`.
+/// `{ type = "zhuge", profile = "design", flows = [...], fortune_teller = {...}, ack_delayer = {...},
+/// twcc = {...} }`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct ZhugeConfig {
@@ -46,6 +47,8 @@ pub struct ZhugeConfig {
     pub ack_delayer: Option<AckDelayerParams>,
     /// In-band Feedback Updater settings; default the profile's preset.
     pub twcc: Option<TwccRewriterParams>,
+    /// Fortune Teller fields that replace the profile's preset (per link and feedback path).
+    pub fortune_teller: Option<FortuneTellerOverrides>,
 }
 
 impl MechanismConfig {
@@ -88,6 +91,11 @@ impl MechanismConfig {
                 if let Some(a) = &z.ack_delayer {
                     if let Err(x) = a.validate() {
                         return e("ack_delayer", x.field, x.reason);
+                    }
+                }
+                if let Some(f) = &z.fortune_teller {
+                    if let Err(x) = f.validate() {
+                        return e("fortune_teller", x.field, x.reason);
                     }
                 }
                 if let Some(t) = &z.twcc {

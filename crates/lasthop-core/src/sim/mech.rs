@@ -94,7 +94,8 @@ impl ApMech {
             MechanismConfig::Zhuge(z) => {
                 let mut m = BTreeMap::new();
                 for &(f, station, path) in flows {
-                    let ftp = FortuneTellerParams::preset(z.profile, link, path);
+                    let preset = FortuneTellerParams::preset(z.profile, link, path);
+                    let ftp = z.fortune_teller.as_ref().map_or(preset.clone(), |o| o.apply(preset));
                     let feedback = match path {
                         FeedbackPath::Tcp => {
                             let p = z.ack_delayer.clone().unwrap_or_else(|| AckDelayerParams::preset(z.profile));

@@ -89,8 +89,8 @@ pub enum Resolution {
     WholeMs,
 }
 
-/// `fortune_teller = { frame_interval_ms = 40, window_frames = 5, ... }`; every field is optional and
-/// the defaults are the design profile on a point-to-point link.
+/// The Fortune Teller's settings (a profile's preset per link and feedback path; scenarios change
+/// them with [`FortuneTellerOverrides`]). `Default` is the design profile on a point-to-point link.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct FortuneTellerParams {
@@ -176,6 +176,48 @@ impl FortuneTellerParams {
         check(self.window_slots() <= 60_000, "window_frames", "the window must not exceed 60 s")?;
         check(self.min_rate_bps >= 1, "min_rate_bps", "must be at least 1")?;
         check(self.ampdu_wait_ms.is_none_or(|w| w <= 1000), "ampdu_wait_ms", "must be at most 1000")
+    }
+}
+
+/// `fortune_teller = { window_frames = 3, head_wait = "exact", ... }` in a Zhuge mechanism: each field
+/// given replaces the profile's preset for the flow's link (802.11 or point-to-point) and feedback
+/// path; the rest keep it. `ampdu_wait_ms = 0` turns the A-MPDU allowance off.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct FortuneTellerOverrides {
+    pub frame_interval_ms: Option<u32>,
+    pub window_frames: Option<u32>,
+    pub min_rate_bps: Option<u64>,
+    pub ampdu_wait_ms: Option<u32>,
+    pub head_wait: Option<HeadWait>,
+    pub rate_divisor: Option<RateDivisor>,
+    pub exclude_access_wait: Option<bool>,
+    pub resolution: Option<Resolution>,
+    pub track_queue_trend: Option<bool>,
+}
+
+impl FortuneTellerOverrides {
+    /// `base` with the fields given here.
+    pub fn apply(&self, base: FortuneTellerParams) -> FortuneTellerParams {
+        FortuneTellerParams {
+            frame_interval_ms: self.frame_interval_ms.unwrap_or(base.frame_interval_ms),
+            window_frames: self.window_frames.unwrap_or(base.window_frames),
+            min_rate_bps: self.min_rate_bps.unwrap_or(base.min_rate_bps),
+            ampdu_wait_ms: self.ampdu_wait_ms.map_or(base.ampdu_wait_ms, |w| (w > 0).then_some(w)),
+            head_wait: self.head_wait.unwrap_or(base.head_wait),
+            rate_divisor: self.rate_divisor.unwrap_or(base.rate_divisor),
+            exclude_access_wait: self.exclude_access_wait.unwrap_or(base.exclude_access_wait),
+            resolution: self.resolution.unwrap_or(base.resolution),
+            track_queue_trend: self.track_queue_trend.unwrap_or(base.track_queue_trend),
+        }
+    }
+
+    /// Checks the fields given against every preset they may be applied to.
+    pub fn validate(&self) -> Result<(), ParamError> {
+        for link in [LinkKind::P2p, LinkKind::Wifi] {
+            self.apply(FortuneTellerParams::design(link)).validate()?;
+        }
+        Ok(())
     }
 }
 

@@ -382,3 +382,15 @@ fn lazy_ticks_equal_ticks_run_every_millisecond() {
         }
     }
 }
+
+#[test]
+fn overrides_replace_only_the_fields_given() {
+    let base = FortuneTellerParams::design(LinkKind::Wifi);
+    let o = FortuneTellerOverrides { window_frames: Some(3), head_wait: Some(HeadWait::Exact), ampdu_wait_ms: Some(0), ..Default::default() };
+    let p = o.apply(base.clone());
+    assert_eq!((p.window_frames, p.head_wait, p.ampdu_wait_ms), (3, HeadWait::Exact, None));
+    assert_eq!(FortuneTellerParams { window_frames: 5, head_wait: HeadWait::Remaining, ampdu_wait_ms: Some(5), ..p }, base);
+    assert_eq!(FortuneTellerOverrides::default().apply(base.clone()), base);
+    let bad = FortuneTellerOverrides { min_rate_bps: Some(0), ..Default::default() };
+    assert_eq!(bad.validate().unwrap_err().field, "min_rate_bps");
+}

@@ -166,7 +166,8 @@ pub use dequeue_window::{DequeueWindow, RateDivisor, TICK};
 pub use egress::{EgressObserver, EgressPacket, Stage};
 pub use fastack::{AckVerdict, FakeAck, FastAck, FastAckParams, FastAckStats};
 pub use fortune_teller::{
-    Estimate, FortuneTeller, FortuneTellerParams, FortuneTellerStats, HeadWait, Prediction, Resolution,
+    Estimate, FortuneTeller, FortuneTellerOverrides, FortuneTellerParams, FortuneTellerStats, HeadWait, Prediction,
+    Resolution,
 };
 pub use hold::Hold;
 pub use twcc_rewriter::{RtpArrival, TwccEmit, TwccRewriter, TwccRewriterParams, TwccRewriterStats};
