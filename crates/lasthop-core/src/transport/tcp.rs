@@ -406,13 +406,20 @@ impl TcpSender {
     }
 }
 
+/// SACK blocks per ACK: the 40-byte option space holds 3 beside the timestamps option (RFC 2018 §3).
+pub const MAX_SACK_BLOCKS: usize = 3;
+
 /// The receiving end: cumulative ACKs with delayed ACKs; out-of-order data is kept and ACKed at once.
 #[derive(Debug)]
 pub struct TcpReceiver {
     delayed: bool,
     delack: SimDuration,
     rcv_nxt: u64,
+    /// Out-of-order data held, as disjoint, non-adjacent ranges `start → end`.
     ooo: BTreeMap<u64, u64>,
+    /// Sequence numbers of the latest out-of-order arrivals, newest first: the order SACK blocks are
+    /// reported in (RFC 2018 §4).
+    recent: std::collections::VecDeque<u64>,
     unacked: u32,
     delack_deadline: Option<SimTime>,
     last_ts: SimTime,
@@ -434,6 +441,7 @@ impl TcpReceiver {
             delack: SimDuration::from_secs_f64(p.delack_ms * 1e-3).unwrap_or(SimDuration::from_ms(40)),
             rcv_nxt: 0,
             ooo: BTreeMap::new(),
+            recent: std::collections::VecDeque::new(),
             unacked: 0,
             delack_deadline: None,
             last_ts: SimTime::ZERO,
@@ -458,8 +466,7 @@ impl TcpReceiver {
                     self.ooo.remove(&s);
                 }
             } else {
-                let e = self.ooo.entry(seq).or_insert(end);
-                *e = (*e).max(end);
+                self.hold_out_of_order(seq, end);
             }
         }
         let before = self.delivered_bytes;
@@ -483,10 +490,45 @@ impl TcpReceiver {
         Ack { ack: self.rcv_nxt, ts_echo: self.last_ts }
     }
 
-    /// The SACK blocks `[start, end)` the next ACK carries: every out-of-order range held (a real
-    /// TCP fits 3–4 per ACK; the simulator reports them all).
+    /// Adds `[seq, end)` to the out-of-order ranges, merging it with those it overlaps or touches.
+    fn hold_out_of_order(&mut self, seq: u64, end: u64) {
+        let (mut start, mut stop) = (seq, end);
+        if let Some((&s, &e)) = self.ooo.range(..=seq).next_back() {
+            if e >= seq {
+                start = s;
+                stop = stop.max(e);
+            }
+        }
+        while let Some((&s, &e)) = self.ooo.range(start..).next() {
+            if s > stop {
+                break;
+            }
+            stop = stop.max(e);
+            self.ooo.remove(&s);
+        }
+        self.ooo.insert(start, stop);
+        // One remembered arrival per block, newest first, as many as Linux caches (4).
+        let rcv_nxt = self.rcv_nxt;
+        self.recent.retain(|&x| x >= rcv_nxt && !(start..stop).contains(&x));
+        self.recent.push_front(seq);
+        self.recent.truncate(MAX_SACK_BLOCKS + 1);
+    }
+
+    /// The SACK blocks `[start, end)` the next ACK carries: at most [`MAX_SACK_BLOCKS`], the block of
+    /// the latest out-of-order arrival first, then those of the arrivals before it (RFC 2018 §4), as
+    /// Linux's `tcp_sack_new_ofo_skb` keeps them.
     pub fn sack_blocks(&self) -> Vec<(u64, u64)> {
-        self.ooo.iter().map(|(&a, &b)| (a, b)).collect()
+        let mut out: Vec<(u64, u64)> = Vec::with_capacity(MAX_SACK_BLOCKS);
+        for &x in &self.recent {
+            let Some((&s, &e)) = self.ooo.range(..=x).next_back() else { continue };
+            if e > x && !out.iter().any(|b| b.0 == s) {
+                out.push((s, e));
+                if out.len() == MAX_SACK_BLOCKS {
+                    break;
+                }
+            }
+        }
+        out
     }
 
     pub fn next_wakeup(&self) -> Option<SimTime> {

@@ -111,3 +111,28 @@ fn receiver_delays_acks_and_acks_out_of_order_data_at_once() {
     assert_eq!(r.on_timer(ms(49)), None);
     assert_eq!(r.on_timer(ms(50)), Some(Ack { ack: 7240, ts_echo: ms(9) }));
 }
+
+#[test]
+fn sack_blocks_merge_and_report_the_latest_three_newest_first() {
+    let mut r = TcpReceiver::new(&TcpParams::default());
+    // rcv_nxt stays 0 (segment 0 lost); 1448-byte segments k = 1..10 arrive with holes at 4 and 7.
+    //   seq/1448  0  1  2  3  4  5  6  7  8  9 10 11 12
+    //   held      .  x  x  x  .  x  x  .  x  x  .  x  .
+    let seg = |k: u64| k * 1448;
+    for k in [1, 2, 3, 5, 6, 8, 9] {
+        r.on_segment(ms(k), seg(k), 1448, ms(0));
+    }
+    // Adjacent segments are one block each; the block of the latest arrival comes first.
+    assert_eq!(r.sack_blocks(), vec![(seg(8), seg(10)), (seg(5), seg(7)), (seg(1), seg(4))]);
+    r.on_segment(ms(20), seg(11), 1448, ms(0));
+    // Four blocks held, three reported: the oldest-reported one drops out.
+    assert_eq!(r.sack_blocks(), vec![(seg(11), seg(12)), (seg(8), seg(10)), (seg(5), seg(7))]);
+    // Filling hole 7 joins [5,7) and [8,10) into one block, reported first.
+    r.on_segment(ms(21), seg(7), 1448, ms(0));
+    assert_eq!(r.sack_blocks(), vec![(seg(5), seg(10)), (seg(11), seg(12)), (seg(1), seg(4))]);
+    // The lost segment arrives: everything up to the next hole (10) is delivered in order.
+    r.on_segment(ms(22), seg(0), 1448, ms(0));
+    r.on_segment(ms(23), seg(4), 1448, ms(0));
+    assert_eq!(r.delivered_bytes, seg(10));
+    assert_eq!(r.sack_blocks(), vec![(seg(11), seg(12))]);
+}
