@@ -33,13 +33,13 @@ def test_validate_bianchi_rows() -> None:
         assert abs(r["rel_error"]) <= (0.025 if r["n"] == 2 else 0.02), r
 
 
-def test_validate_ns3_rows_without_aggregation() -> None:
+def test_validate_ns3_rows() -> None:
+    """Within 3 % of ns-3 without aggregation and 5 % with A-MPDU, for every N (issue #3: N = 50)."""
     doc = run_json("validate", "ns3", "--seconds", "5")
-    rows = [r for r in doc["rows"] if not r["scenario"].endswith("_agg")]
-    assert len(rows) == 12
-    for r in rows:
+    assert len(doc["rows"]) == 18
+    for r in doc["rows"]:
         assert set(r) >= {"scenario", "n", "sim_mbps", "ns3_mbps", "rel_error"}
-        assert abs(r["rel_error"]) <= 0.03, r
+        assert abs(r["rel_error"]) <= (0.05 if r["scenario"].endswith("_agg") else 0.03), r
 
 
 def test_bench_one_point() -> None:

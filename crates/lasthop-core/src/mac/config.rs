@@ -47,10 +47,14 @@ pub struct BssParams {
     pub queue_packets: u32,
     pub retry_limit: u32,
     pub lifetime: SimDuration,
-    /// Failures after which the CW falls back to CWmin (802.11 QSRC limit: 7). ns-3 3.44 keeps the
-    /// doubled CW when it drops a frame at its retry limit: with the reset, the 802.11a N = 50 anchor
-    /// is 3.9 % below ns-3 (p_fail 0.612 vs 0.575); without it 0.9 % above (0.572), so the ns-3 profile
-    /// disables the reset.
+    /// Consecutive failures of an EDCAF whose last one resets the CW to CWmin instead of doubling it.
+    /// `linux`: 7. `ns3`: `retry_limit` + 1 = 8, the rule of 802.11-2020 §10.23.2.2 as ns-3 3.44's
+    /// `Txop::UpdateFailedCw` implements it: the station retry count (QSRC) grows by one per failure up
+    /// to `FrameRetryLimit` (7) and the CW with it (31 … 1023); a failure while QSRC is already at the
+    /// limit sets QSRC to 0 and CW to CWmin. Nothing else resets it but a success: not the drop of an
+    /// MPDU at its own retry limit (its 7th attempt), and not a BlockAckReq, which carries the QSRC of
+    /// the A-MPDU it follows. Seen in ns-3's CW trace at N = 50 (`FIDELITY.md`): after the 7th
+    /// consecutive failure CW stays 1023, after the 8th it is 15, after the 9th 31.
     pub cw_reset_retries: u32,
     /// Send a BlockAckReq after every missed BlockAck before retrying (ns-3
     /// `UseExplicitBarAfterMissedBlockAck`); Linux/ath9k sends BARs only when it drops MPDUs.
@@ -96,7 +100,7 @@ impl BssParams {
             explicit_bar: c.explicit_bar.unwrap_or(c.profile == WifiProfile::Ns3),
             cw_reset_retries: match c.profile {
                 WifiProfile::Linux => 7,
-                WifiProfile::Ns3 => u32::MAX,
+                WifiProfile::Ns3 => c.retry_limit.saturating_add(1),
             },
         }
     }
@@ -263,4 +267,28 @@ pub fn adaptive_rate_control(c: &WifiConfig, rc: &RateControlConfig, rng: Rng) -
         RateControlConfig::Llra(p) => crate::ratectl::RateControlParams::Llra(p.clone()),
     };
     params.build(&link_rates(c), rng, crate::time::SimTime::ZERO).map(Some).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::{LastHop, Scenario};
+    use std::path::Path;
+
+    fn params(extra: &str) -> BssParams {
+        let text = format!("duration_s = 1\n[[aps]]\nname = \"ap\"\nlast_hop = {{ type = \"wifi\", {extra} }}\n");
+        let sc = Scenario::from_toml_str(&text, Path::new(".")).unwrap();
+        match &sc.aps[0].last_hop {
+            LastHop::Wifi(w) => BssParams::from_config(w),
+            _ => unreachable!(),
+        }
+    }
+
+    /// ns-3 resets the CW on the failure after QSRC reached FrameRetryLimit (`retry_limit`).
+    #[test]
+    fn cw_reset_follows_the_profile() {
+        assert_eq!(params(r#"profile = "ns3""#).cw_reset_retries, 8);
+        assert_eq!(params(r#"profile = "ns3", retry_limit = 4"#).cw_reset_retries, 5);
+        assert_eq!(params(r#"profile = "linux""#).cw_reset_retries, 7);
+    }
 }

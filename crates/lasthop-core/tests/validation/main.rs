@@ -39,9 +39,10 @@ fn bianchi_saturation_throughput() {
     }
 }
 
-/// Conditional collision probability at N = 10. EDCA (802.11n) against Bianchi's p within 3 %. The
-/// legacy DCF sits 6 % below the model, exactly where ns-3's DCF sits (p_fail 0.360 in
-/// `shared/anchors/ns3/RESULTS.md` §1): checked against that measurement within 3 %.
+/// Conditional collision probability at N = 10, over the measurement window. EDCA (802.11n) against
+/// Bianchi's p within 3 %. The legacy DCF sits 4 % below the model and ns-3's DCF 6 % (p_fail 0.360 in
+/// `shared/anchors/ns3/RESULTS.md` §1; some of its observers wait EIFS after a collision, see
+/// FIDELITY.md): checked against that measurement within 3 %.
 #[test]
 fn collision_probability_n10() {
     let edca = BianchiParams { w: 16.0, m: 6, slot_us: 9.0, ts_us: 315.0, tc_us: 271.0, payload_bits: 12_000.0 };
@@ -70,16 +71,14 @@ fn ns3_saturation_without_aggregation() {
     }
 }
 
-/// With A-MPDU and BlockAck (mean of seeds 1–3, as ns-3's anchor): within 5 % of ns-3 for N ≤ 20.
-/// N = 50 is +7.7 % (see FIDELITY.md) and only bounded here at 10 %.
+/// With A-MPDU and BlockAck (mean of seeds 1–3, as ns-3's anchor): within 5 % of ns-3 for every N.
 #[test]
 fn ns3_saturation_with_aggregation() {
     let reference = ns3_reference();
     for n in NS {
         let mean = (1..=3).map(|seed| saturation::run("sat_11n_mcs7_agg", n, seed, 3.0, 10.0).unwrap().0.throughput_mbps).sum::<f64>() / 3.0;
         let ns3 = reference[&("sat_11n_mcs7_agg".to_string(), n)];
-        let tol = if n <= 20 { 0.05 } else { 0.10 };
-        assert!(((mean - ns3) / ns3).abs() <= tol, "N={n}: {mean:.3} vs ns-3 {ns3:.3}");
+        assert!(((mean - ns3) / ns3).abs() <= 0.05, "N={n}: {mean:.3} vs ns-3 {ns3:.3}");
     }
 }
 

@@ -78,7 +78,8 @@ pub struct Edcaf {
     pub params: EdcaParams,
     /// EDCA (QoS) counts the last AIFS slot boundary; DCF does not.
     pub qos: bool,
-    /// Station retry count (QSRC) driving the CW; reset on success and at the retry limit.
+    /// The consecutive failure that resets the CW to CWmin instead of doubling it (see
+    /// [`Edcaf::end_txop`]); the station retry count (QSRC) is also reset on success.
     pub retry_limit: u32,
     cw: u32,
     slots: u32,
@@ -196,7 +197,9 @@ impl Edcaf {
         self.retries = 0;
     }
 
-    /// 802.11-2020 §10.23.2.2: QSRC += 1, CW = min(CWmax, 2^QSRC·(CWmin+1) − 1); at the limit reset.
+    /// 802.11-2020 §10.23.2.2: QSRC += 1, CW = min(CWmax, 2^QSRC·(CWmin+1) − 1); the `retry_limit`-th
+    /// consecutive failure resets QSRC and CW instead (the standard's, and ns-3's, QSRC limit L is
+    /// `retry_limit` = L + 1: QSRC stops at L and the next failure resets).
     fn failed_cw(&mut self) {
         self.retries += 1;
         if self.retries >= self.retry_limit {

@@ -110,6 +110,29 @@ fn cw_doubles_up_to_cwmax_and_resets_at_the_retry_limit() {
     assert_eq!(vo.cw(), 7);
 }
 
+/// The `ns3` profile's rule (802.11-2020 §10.23.2.2, ns-3 3.44 `Txop::UpdateFailedCw`, FrameRetryLimit
+/// 7): QSRC stops at 7 with CW at CWmax, the 8th consecutive failure resets, the 9th doubles again.
+/// ns-3's CW trace at N = 50 (A-MPDU: a data failure then BlockAckReq failures) shows the same sequence.
+#[test]
+fn ns3_qsrc_stops_at_the_frame_retry_limit_and_the_next_failure_resets() {
+    let mut rng = Rng::derive(1, "cw");
+    let p = EdcaParams { aifsn: 3, cw_min: 15, cw_max: 1023, txop_limit: SimDuration::ZERO };
+    let mut e = Edcaf::new(p, true, 8, &mut rng);
+    let seq: Vec<u32> = (0..10)
+        .map(|_| {
+            e.end_txop(us(0), false, &mut rng);
+            e.cw()
+        })
+        .collect();
+    assert_eq!(seq, vec![31, 63, 127, 255, 511, 1023, 1023, 15, 31, 63]);
+    // A success in between starts the count again.
+    e.end_txop(us(0), true, &mut rng);
+    for _ in 0..7 {
+        e.end_txop(us(0), false, &mut rng);
+    }
+    assert_eq!(e.cw(), 1023);
+}
+
 #[test]
 fn post_backoff_counts_from_txop_end() {
     let mut rng = Rng::derive(9, "pb");
