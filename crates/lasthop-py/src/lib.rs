@@ -142,8 +142,12 @@ fn run<'py>(
 #[pyfunction]
 #[pyo3(signature = (scenario, n, seed=1, warmup_s=1.0, measure_s=10.0))]
 fn saturation<'py>(py: Python<'py>, scenario: &str, n: u32, seed: u64, warmup_s: f64, measure_s: f64) -> PyResult<Bound<'py, PyAny>> {
-    if !validate::saturation::SCENARIOS.contains(&scenario) {
-        return Err(PyValueError::new_err(format!("unknown scenario '{scenario}'; known: {}", validate::saturation::SCENARIOS.join(", "))));
+    if !validate::saturation::SCENARIOS.contains(&scenario) && scenario != validate::saturation::BIANCHI {
+        return Err(PyValueError::new_err(format!(
+            "unknown scenario '{scenario}'; known: {}, {}",
+            validate::saturation::SCENARIOS.join(", "),
+            validate::saturation::BIANCHI
+        )));
     }
     let valid = |x: f64, min: f64| x.is_finite() && x >= min;
     if n == 0 || !valid(warmup_s, 0.0) || !valid(measure_s, f64::MIN_POSITIVE) {

@@ -9,6 +9,9 @@ use std::path::Path;
 /// The anchor scenarios.
 pub const SCENARIOS: [&str; 3] = ["sat_11a_54_noagg", "sat_11n_mcs7_noagg", "sat_11n_mcs7_agg"];
 
+/// `sat_11a_54_noagg` under the assumptions of Bianchi's model (`lasthop validate bianchi`).
+pub const BIANCHI: &str = "bianchi_11a_54";
+
 /// Station counts swept by the anchor.
 pub const NS: [u32; 6] = [1, 2, 5, 10, 20, 50];
 
@@ -18,6 +21,9 @@ pub fn scenario_toml(name: &str, n: u32, warmup_s: f64, measure_s: f64) -> Optio
         "sat_11a_54_noagg" => (r#"standard = "ofdm", profile = "ns3", rate_control = { type = "fixed", rate_mbps = 54 }"#, 4),
         "sat_11n_mcs7_noagg" => (r#"standard = "ht", profile = "ns3", ampdu = false, rate_control = { type = "fixed", mcs = 7 }"#, 4),
         "sat_11n_mcs7_agg" => (r#"standard = "ht", profile = "ns3", ampdu = true, rate_control = { type = "fixed", mcs = 7 }"#, 128),
+        // Bianchi's assumptions: a frame is retried until it succeeds and the CW stays at CWmax after
+        // m doublings, so no retry limit drops it and none resets the CW (ns-3's does, at 8 failures).
+        BIANCHI => (r#"standard = "ofdm", profile = "ns3", retry_limit = 1000000, rate_control = { type = "fixed", rate_mbps = 54 }"#, 4),
         _ => return None,
     };
     let mut s = format!(

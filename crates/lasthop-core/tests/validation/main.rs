@@ -31,7 +31,7 @@ fn ns3_reference() -> BTreeMap<(String, u32), f64> {
 fn bianchi_saturation_throughput() {
     let model = BianchiParams::ofdm_54();
     for n in NS {
-        let sim = sat("sat_11a_54_noagg", n).throughput_mbps;
+        let sim = sat(lasthop_core::validate::saturation::BIANCHI, n).throughput_mbps;
         let m = bianchi::solve(&model, n).throughput_mbps;
         let rel = (sim - m) / m;
         let tol = if n == 2 { 0.025 } else { 0.02 };
