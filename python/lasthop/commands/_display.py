@@ -39,12 +39,29 @@ def flows_table(result: RunResult) -> Table:
     return t
 
 
+def rows_table(title: str, rows: list[dict[str, Any]], digits: int = 3) -> Table:
+    """A table of result rows (one dict each): headers wrap at their underscores rather than being cut,
+    numbers never wrap."""
+    t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    for k, v in rows[0].items():
+        text = isinstance(v, str)
+        t.add_column(k.replace("_", " "), justify="left" if text else "right", overflow="fold", no_wrap=not text)
+    for r in rows:
+        t.add_row(*[f"{v:.{digits}f}" if isinstance(v, float) else str(v) for v in r.values()])
+    return t
+
+
+def console() -> Console:
+    """stdout, 160 columns wide when it is not a terminal (pipes, CI logs)."""
+    return Console(width=None if sys.stdout.isatty() else 160, highlight=False)
+
+
 def print_run(result: RunResult, out: Path) -> None:
     """The flows table, one line of totals, and the run directory."""
-    console = Console(width=None if sys.stdout.isatty() else 100, highlight=False)
-    console.print(flows_table(result))
+    con = Console(width=None if sys.stdout.isatty() else 100, highlight=False)
+    con.print(flows_table(result))
     s, agg = result.summary, result.summary["metrics"]["aggregate"]
-    console.print(Text(f"{agg['delivered_packets']:,} of {agg['sent_packets']:,} packets delivered, "
-                       f"{100 * agg['loss_rate']:.2f} % lost · {s['events']:,} events"))
-    console.print(Text(f"event digest {s['event_digest']} · lasthop {s['lasthop_version']} ({s['git_revision']})"))
-    console.print(Text(f"run directory: {out}"))
+    con.print(Text(f"{agg['delivered_packets']:,} of {agg['sent_packets']:,} packets delivered, "
+                     f"{100 * agg['loss_rate']:.2f} % lost · {s['events']:,} events"))
+    con.print(Text(f"event digest {s['event_digest']} · lasthop {s['lasthop_version']} ({s['git_revision']})"))
+    con.print(Text(f"run directory: {out}"))

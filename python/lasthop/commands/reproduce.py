@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import click
-from rich import box
-from rich.console import Console
-from rich.table import Table
-
+from lasthop.commands._display import console, rows_table
 from lasthop.experiments import EXPERIMENTS, run_experiment, takes_trace
 
 
@@ -31,18 +27,10 @@ def command(name: str, as_json: bool, seed: int, quick: bool, trace: Path | None
     if as_json:
         click.echo(json.dumps(doc, sort_keys=True))
         return
-    rows = doc["rows"]
-    t = Table(title=f"{name} · seed {seed}", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    for k in rows[0]:
-        # Headers wrap at their underscores rather than being cut; numbers never wrap.
-        text = isinstance(rows[0][k], str)
-        t.add_column(k.replace("_", " "), justify="left" if text else "right", overflow="fold", no_wrap=not text)
-    for r in rows:
-        t.add_row(*[f"{v:.3f}" if isinstance(v, float) else str(v) for v in r.values()])
-    console = Console(width=None if sys.stdout.isatty() else 160, highlight=False)
-    console.print(t)
+    out = console()
+    out.print(rows_table(f"{name} · seed {seed}", doc["rows"]))
     for k, v in doc.items():
         if k not in ("rows", "paper", "experiment"):
-            console.print(f"{k.replace('_', ' ')}: {json.dumps(v, sort_keys=True)}")
+            out.print(f"{k.replace('_', ' ')}: {json.dumps(v, sort_keys=True)}")
     if "paper" in doc:
-        console.print(f"paper: {json.dumps(doc['paper'], ensure_ascii=False, sort_keys=True)}")
+        out.print(f"paper: {json.dumps(doc['paper'], ensure_ascii=False, sort_keys=True)}")

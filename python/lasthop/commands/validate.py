@@ -9,10 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
-from rich.table import Table
-
 from lasthop import _lasthop
+from lasthop.commands._display import console, rows_table
 from lasthop.anchors import ns3_results
 
 NS = (1, 2, 5, 10, 20, 50)
@@ -23,13 +21,7 @@ def _emit(doc: dict[str, Any], as_json: bool, title: str) -> None:
     if as_json:
         click.echo(json.dumps(doc, sort_keys=True))
         return
-    rows = doc["rows"]
-    t = Table(title=title, title_justify="left")
-    for k in rows[0]:
-        t.add_column(k, justify="left" if isinstance(rows[0][k], str) else "right")
-    for r in rows:
-        t.add_row(*[f"{v:.4f}" if isinstance(v, float) else str(v) for v in r.values()])
-    Console().print(t)
+    console().print(rows_table(title, doc["rows"], digits=4))
 
 
 @click.group("validate")
