@@ -167,6 +167,12 @@ fn bianchi_ofdm54(n: u32) -> (f64, f64, f64) {
     (r.tau, r.p, r.throughput_mbps)
 }
 
+/// ns-3's modified-Bianchi reference (wifi-model.md §7.3) closer to `sim_mbps`, if it has `n`.
+#[pyfunction]
+fn ns3_model_ofdm54(n: u32, sim_mbps: f64) -> Option<f64> {
+    validate::bianchi::ns3_model_closer(n, sim_mbps)
+}
+
 /// Every valid TxVector of a standard with its PPDU duration (ns) for each PSDU length.
 #[pyfunction]
 #[pyo3(signature = (standard, lengths, sgi_round4=true))]
@@ -207,6 +213,7 @@ fn _lasthop(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(git_revision, m)?)?;
     m.add_function(wrap_pyfunction!(saturation, m)?)?;
     m.add_function(wrap_pyfunction!(bianchi_ofdm54, m)?)?;
+    m.add_function(wrap_pyfunction!(ns3_model_ofdm54, m)?)?;
     m.add_function(wrap_pyfunction!(airtime_table, m)?)?;
     Ok(())
 }

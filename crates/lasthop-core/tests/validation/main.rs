@@ -39,6 +39,21 @@ fn bianchi_saturation_throughput() {
     }
 }
 
+/// wifi-model.md §7.3: the DCF with ns-3's configuration (its retry limit and CW reset) within 1.5 % of
+/// the closer variant of ns-3's modified Bianchi model, for n = 5…30. At n = 50 lasthop is 2.4 % below
+/// it (ns-3 itself 0.6 %): some of ns-3's bystanders decode part of a collided frame and defer EIFS,
+/// which thins the contention right after a collision; lasthop's all resume after DIFS (FIDELITY.md).
+#[test]
+fn ns3_modified_bianchi_acceptance() {
+    for (n, _, _) in bianchi::NS3_MODEL_11A_54 {
+        let sim = saturation::run("sat_11a_54_noagg", n, 1, 1.0, 100.0).expect("known scenario").0.throughput_mbps;
+        let reference = bianchi::ns3_model_closer(n, sim).expect("n in the table");
+        let rel = (sim - reference) / reference;
+        let tol = if n == 50 { 0.03 } else { 0.015 };
+        assert!(rel.abs() <= tol, "n={n}: {sim:.3} vs ns-3's model {reference:.4} ({:+.2} %)", rel * 100.0);
+    }
+}
+
 /// Conditional collision probability at N = 10, over the measurement window. EDCA (802.11n) against
 /// Bianchi's p within 3 %. The legacy DCF sits 4 % below the model and ns-3's DCF 6 % (p_fail 0.360 in
 /// `shared/anchors/ns3/RESULTS.md` §1; some of its observers wait EIFS after a collision, see
