@@ -17,12 +17,17 @@
 //! to integer division in the code; `additive_increase = true` restores it. The dual window for
 //! non-ABC bottlenecks (the paper's `min(w_abc, w_cubic)`) is not modelled (baselines.md MF tier).
 //!
+//! Accelerates grow the window only while it is in use (lasthop: below twice the most bytes in flight
+//! over the last two rounds, Linux's `tcp_is_cwnd_limited`, [`super::CwndUse`]): the router
+//! accelerates a flow whose link is idle, so an app-limited video flow otherwise grows its window
+//! without bound and sends its next frames at it.
+//!
 //! Wiring: the data segments of an ABC sender go out as ECT(1) and the client echoes each data
 //! segment's codepoint in its ACK; the transport calls [`CongestionControl::on_ecn_echo`] once per
 //! ACK, after `on_ack`. With delayed ACKs only the codepoint of the segment that triggered the ACK is
 //! echoed, so ABC runs want `delayed_ack = false` (the code's `DelAckCount = 1`).
 
-use super::{check, AckEvent, CcError, CongestionControl, LossEvent};
+use super::{check, AckEvent, CcError, CongestionControl, CwndUse, LossEvent};
 use crate::packet::Ecn;
 use crate::time::{SimDuration, SimTime};
 use crate::units::BitRate;
@@ -78,6 +83,7 @@ pub struct Abc {
     additive: bool,
     cwnd: u64,
     latest_rtt: Option<SimDuration>,
+    cwnd_use: CwndUse,
     accelerates: u64,
     brakes: u64,
     losses: u64,
@@ -92,6 +98,7 @@ impl Abc {
             additive: p.additive_increase,
             cwnd: p.initial_window as u64 * mss,
             latest_rtt: None,
+            cwnd_use: CwndUse::default(),
             accelerates: 0,
             brakes: 0,
             losses: 0,
@@ -105,13 +112,15 @@ impl CongestionControl for Abc {
         if let Some(r) = ack.rtt.filter(|r| !r.is_zero()) {
             self.latest_rtt = Some(r);
         }
-        if self.additive && ack.bytes_acked > 0 {
+        self.cwnd_use.on_ack(ack);
+        if self.additive && ack.bytes_acked > 0 && self.cwnd_use.limited(self.cwnd) {
             self.cwnd += super::mul_div(self.mss, ack.bytes_acked, self.cwnd.max(1));
         }
     }
 
     fn on_ecn_echo(&mut self, _now: SimTime, ecn: Ecn) {
         match ecn {
+            Ecn::Ect1 if !self.cwnd_use.limited(self.cwnd) => self.accelerates += 1,
             Ecn::Ect1 => {
                 self.accelerates += 1;
                 self.cwnd += self.mss;
@@ -186,6 +195,9 @@ mod tests {
     fn accelerate_and_brake_move_the_window_one_segment() {
         let mut cc = abc();
         assert_eq!(cc.cwnd(), 10 * MSS);
+        let mut f = Flow::new();
+        f.fill(&mut cc, t_ms(0));
+        f.ack(&mut cc, t_ms(50), 1, Some(d_ms(50))); // the window is in use
         cc.on_ecn_echo(t_ms(1), Ecn::Ect1);
         cc.on_ecn_echo(t_ms(1), Ecn::Ect1);
         assert_eq!(cc.cwnd(), 12 * MSS);
@@ -195,6 +207,34 @@ mod tests {
         assert_eq!(cc.cwnd(), 11 * MSS, "an unmarked ACK changes nothing");
         cc.on_ecn_echo(t_ms(2), Ecn::Ce);
         assert_eq!(cc.cwnd(), 10 * MSS, "CE brakes");
+    }
+
+    #[test]
+    fn accelerates_grow_only_a_window_in_use() {
+        let mut cc = abc();
+        // 10-segment window: 2 segments in flight do not use it, 6 do (10 < 2·6).
+        let ack = |in_flight: u64| AckEvent {
+            bytes_acked: MSS,
+            rtt: Some(d_ms(40)),
+            prior_in_flight: in_flight * MSS,
+            bytes_in_flight: MSS,
+            rate: crate::transport::cc::RateSample {
+                delivered_total: MSS,
+                prior_delivered: 0,
+                sent_time: SimTime::ZERO,
+                delivered: MSS,
+                interval: Some(d_ms(40)),
+                is_app_limited: false,
+            },
+        };
+        cc.on_ack(t_ms(40), &ack(2));
+        cc.on_ecn_echo(t_ms(40), Ecn::Ect1);
+        assert_eq!(cc.cwnd(), 10 * MSS);
+        cc.on_ecn_echo(t_ms(40), Ecn::Ect0);
+        assert_eq!(cc.cwnd(), 9 * MSS, "brakes still apply");
+        cc.on_ack(t_ms(41), &ack(6));
+        cc.on_ecn_echo(t_ms(41), Ecn::Ect1);
+        assert_eq!(cc.cwnd(), 10 * MSS);
     }
 
     #[test]

@@ -25,11 +25,16 @@
 //!   (mvfst's persistent-congestion rule) and `v` to 1.
 //! * Slow start grows per ACK rather than doubling at once every srtt as mvfst does: the same rate of
 //!   growth without a burst; the exit test runs on every ACK in both.
+//! * **The window grows only while it is in use**: below twice the most bytes in flight over the
+//!   last two rounds (Linux's `tcp_is_cwnd_limited`, [`super::CwndUse`]); it may always shrink. Neither
+//!   the paper nor mvfst says; an app-limited flow (video over TCP) otherwise grows its window without
+//!   bound while its queue stays empty. (Ignoring every app-limited ACK instead ratchets the window
+//!   down to `min_cwnd`: a video flow's frame bursts still queue and shrink it.)
 //! * `srtt` is an RFC 6298 EWMA of the RTT samples; `v` is capped at 2²⁰ (a guard; never reached in
 //!   practice since the direction flips first).
 
 use super::filter::WindowedFilter;
-use super::{check, AckEvent, CcError, CongestionControl, LossEvent, RoundCounter, SmoothedRtt};
+use super::{check, AckEvent, CcError, CongestionControl, CwndUse, LossEvent, RoundCounter, SmoothedRtt};
 use crate::time::{SimDuration, SimTime};
 use crate::units::BitRate;
 use schemars::JsonSchema;
@@ -141,6 +146,7 @@ pub struct Copa {
     /// cwnd when the current window began; `None` until the first window after slow start's growth.
     window_start_cwnd: Option<f64>,
     rounds: RoundCounter,
+    cwnd_use: CwndUse,
     srtt: SmoothedRtt,
     latest_rtt: Option<SimDuration>,
     rtt_min: WindowedFilter,
@@ -165,6 +171,7 @@ impl Copa {
             same_direction: 0,
             window_start_cwnd: None,
             rounds: RoundCounter::default(),
+            cwnd_use: CwndUse::default(),
             srtt: SmoothedRtt::default(),
             latest_rtt: None,
             rtt_min: WindowedFilter::min(),
@@ -283,19 +290,25 @@ impl CongestionControl for Copa {
         if round_start && !(increase && self.slow_start) {
             self.update_velocity();
         }
-        let step = ack.bytes_acked as f64 * self.mss as f64 * self.velocity as f64
-            / (self.p.delta * self.cwnd);
-        if increase {
+        // v/(δ·cwnd) per acknowledged packet, with the velocity after a turn has reset it (a step at
+        // the old direction's velocity once took a 4-segment window to 37 MB in one ACK).
+        let step = |c: &Self| ack.bytes_acked as f64 * c.mss as f64 * c.velocity as f64 / (c.p.delta * c.cwnd);
+        self.cwnd_use.on_ack(ack);
+        if increase && !self.cwnd_use.limited(self.cwnd as u64) {
+            // The window is not in use: its delay says nothing about a larger one. Growing here let an
+            // app-limited video flow reach gigabyte windows and then send its next burst at terabits
+            // per second ([`super::CwndUse`]).
+        } else if increase {
             if self.slow_start {
                 self.cwnd += ack.bytes_acked as f64;
             } else {
                 self.change_direction(Direction::Up);
-                self.cwnd += step;
+                self.cwnd += step(self);
             }
         } else {
             self.change_direction(Direction::Down);
             self.slow_start = false;
-            self.cwnd = (self.cwnd - step).max(self.min_cwnd().min(self.cwnd));
+            self.cwnd = (self.cwnd - step(self)).max(self.min_cwnd().min(self.cwnd));
         }
         let rate = 2.0 * self.cwnd * 8e9 / standing.max(1) as f64;
         self.pacing_bps = Some(rate as u64);

@@ -98,12 +98,16 @@ fn velocity_doubles_after_three_windows_in_one_direction_and_resets_on_a_turn() 
             "window {w}: −{step:.2} packets, want ≈ v/δ = {want}"
         );
     }
-    // The queue empties (d_q = 0): the first ACK that calls for an increase resets v at once.
+    // The queue empties (d_q = 0): the first ACK that calls for an increase resets v at once, and its
+    // step is the new velocity's 1/(δ·cwnd) packets, not the old 8/(δ·cwnd).
+    let before = segs(&cc);
     f.ack(&mut cc, now + d_ms(40), 1, Some(d_ms(40)));
     assert_eq!(
         (cc.velocity(), cc.direction()),
         (1, Some(copa::Direction::Up))
     );
+    let grew = segs(&cc) - before;
+    assert!((grew - 1.0 / (0.5 * before)).abs() < 0.02 / (0.5 * before), "grew {grew:.6} packets from {before:.4}");
 }
 
 #[test]
@@ -179,4 +183,36 @@ fn loss_is_ignored_and_a_timeout_resets_to_the_minimum_window() {
     assert_eq!(cc.stats()["losses"], 5);
     cc.on_rto(now + d_ms(500));
     assert_eq!((cc.cwnd(), cc.velocity()), (4 * MSS, 1));
+}
+
+#[test]
+fn the_window_grows_only_while_in_use() {
+    // At 80 segments, ACKs of rounds with ≤ 40 segments in flight leave it; 41 in flight grow it.
+    let mut cc = copa();
+    let mut f = Flow::new();
+    let now = slow_start_to_80(&mut cc, &mut f);
+    let ev = |i: u64, in_flight: u64| AckEvent {
+        bytes_acked: MSS,
+        rtt: Some(d_ms(40)),
+        prior_in_flight: in_flight * MSS,
+        bytes_in_flight: MSS,
+        rate: RateSample {
+            delivered_total: 1_000_000 * MSS + i * MSS,
+            prior_delivered: 1_000_000 * MSS + i * MSS,
+            sent_time: now,
+            delivered: MSS,
+            interval: Some(d_ms(40)),
+            is_app_limited: true,
+        },
+    };
+    // Each ACK here starts a round; after two, the slow-start rounds' in-flight no longer counts.
+    cc.on_ack(now, &ev(0, 40));
+    cc.on_ack(now, &ev(1, 40));
+    let before = cc.cwnd();
+    for i in 2..100 {
+        cc.on_ack(now + d_ms(i), &ev(i, 40));
+    }
+    assert_eq!(cc.cwnd(), before);
+    cc.on_ack(now + d_ms(100), &ev(100, 41));
+    assert!(cc.cwnd() > before);
 }

@@ -334,6 +334,32 @@ impl Recovery {
     }
 }
 
+/// Whether the window is in use, for controllers whose growth has no loss to stop it (Copa, ABC):
+/// Linux's `tcp_is_cwnd_limited` slow-start rule, `cwnd < 2 · max_packets_out`, with the most bytes in
+/// flight over this and the previous packet-timed round. An app-limited flow (video over TCP) would
+/// otherwise grow its window without bound while its queue stays empty, then send a frame burst at it.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct CwndUse {
+    rounds: RoundCounter,
+    current: u64,
+    previous: u64,
+}
+
+impl CwndUse {
+    pub fn on_ack(&mut self, ack: &AckEvent) {
+        if self.rounds.on_ack(&ack.rate) {
+            self.previous = self.current;
+            self.current = 0;
+        }
+        self.current = self.current.max(ack.prior_in_flight);
+    }
+
+    /// May a window of `cwnd` bytes grow?
+    pub fn limited(&self, cwnd: u64) -> bool {
+        cwnd < 2 * self.current.max(self.previous)
+    }
+}
+
 /// Packet-timed round trips (Linux `bbr->rtt_cnt` / `next_rtt_delivered`).
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct RoundCounter {
