@@ -16,6 +16,7 @@ __all__ = [
     "git_revision",
     "saturation",
     "bianchi_ofdm54",
+    "ns3_model_ofdm54",
     "airtime_table",
 ]
 
@@ -124,11 +125,16 @@ def saturation(
     warmup_s: float = 1.0,
     measure_s: float = 10.0,
 ) -> dict[str, Any]:
-    """One saturated anchor run (``validate ns3``, ``bench``): throughput, Jain index, p_fail, events.
+    """One saturated anchor run (``validate ns3``, ``bench``; ``bianchi_11a_54`` for ``validate bianchi``):
+    throughput, Jain index, p_fail, events.
     Raises ValueError for an unknown scenario name or bad numbers."""
 
 def bianchi_ofdm54(n: int) -> tuple[float, float, float]:
     """Bianchi's model for 802.11a 54 Mb/s with ``n`` stations: ``(tau, p, throughput_mbps)``."""
+
+def ns3_model_ofdm54(n: int, sim_mbps: float) -> float | None:
+    """ns-3's modified-Bianchi reference for 802.11a 54/24 Mb/s (wifi-model.md §7.3), the closer of its
+    DIFS and EIFS variants to ``sim_mbps``; ``None`` if its table has no ``n``."""
 
 def airtime_table(standard: str, lengths: list[int], sgi_round4: bool = True) -> list[dict[str, Any]]:
     """Every valid TxVector of ``standard`` (ofdm, ht, vht, he) with its PPDU duration (ns) per PSDU
