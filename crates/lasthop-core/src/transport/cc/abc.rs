@@ -213,26 +213,12 @@ mod tests {
     fn accelerates_grow_only_a_window_in_use() {
         let mut cc = abc();
         // 10-segment window: 2 segments in flight do not use it, 6 do (10 < 2·6).
-        let ack = |in_flight: u64| AckEvent {
-            bytes_acked: MSS,
-            rtt: Some(d_ms(40)),
-            prior_in_flight: in_flight * MSS,
-            bytes_in_flight: MSS,
-            rate: crate::transport::cc::RateSample {
-                delivered_total: MSS,
-                prior_delivered: 0,
-                sent_time: SimTime::ZERO,
-                delivered: MSS,
-                interval: Some(d_ms(40)),
-                is_app_limited: false,
-            },
-        };
-        cc.on_ack(t_ms(40), &ack(2));
+        cc.on_ack(t_ms(40), &one_ack(2, 0, false));
         cc.on_ecn_echo(t_ms(40), Ecn::Ect1);
         assert_eq!(cc.cwnd(), 10 * MSS);
         cc.on_ecn_echo(t_ms(40), Ecn::Ect0);
         assert_eq!(cc.cwnd(), 9 * MSS, "brakes still apply");
-        cc.on_ack(t_ms(41), &ack(6));
+        cc.on_ack(t_ms(41), &one_ack(6, 1, false));
         cc.on_ecn_echo(t_ms(41), Ecn::Ect1);
         assert_eq!(cc.cwnd(), 10 * MSS);
     }

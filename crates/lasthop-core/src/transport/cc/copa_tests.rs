@@ -191,21 +191,9 @@ fn the_window_grows_only_while_in_use() {
     let mut cc = copa();
     let mut f = Flow::new();
     let now = slow_start_to_80(&mut cc, &mut f);
-    let ev = |i: u64, in_flight: u64| AckEvent {
-        bytes_acked: MSS,
-        rtt: Some(d_ms(40)),
-        prior_in_flight: in_flight * MSS,
-        bytes_in_flight: MSS,
-        rate: RateSample {
-            delivered_total: 1_000_000 * MSS + i * MSS,
-            prior_delivered: 1_000_000 * MSS + i * MSS,
-            sent_time: now,
-            delivered: MSS,
-            interval: Some(d_ms(40)),
-            is_app_limited: true,
-        },
-    };
-    // Each ACK here starts a round; after two, the slow-start rounds' in-flight no longer counts.
+    // Rounds far past the slow-start flow's, one per ACK.
+    let ev = |i: u64, in_flight: u64| one_ack(in_flight, 1_000_000 + i, true);
+    // After two of these rounds, the slow-start rounds' in-flight no longer counts.
     cc.on_ack(now, &ev(0, 40));
     cc.on_ack(now, &ev(1, 40));
     let before = cc.cwnd();

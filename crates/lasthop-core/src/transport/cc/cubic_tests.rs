@@ -268,21 +268,7 @@ fn app_limited_acks_do_not_grow_the_window() {
     let mut cc = cubic(false);
     let mut f = Flow::new();
     f.send(&mut cc, SimTime::ZERO, 2);
-    let ev = |sent: SimTime| AckEvent {
-        bytes_acked: MSS,
-        rtt: Some(d_ms(40)),
-        prior_in_flight: 2 * MSS,
-        bytes_in_flight: MSS,
-        rate: RateSample {
-            delivered_total: MSS,
-            prior_delivered: 0,
-            sent_time: sent,
-            delivered: MSS,
-            interval: Some(d_ms(40)),
-            is_app_limited: true,
-        },
-    };
-    cc.on_ack(t_ms(40), &ev(SimTime::ZERO));
+    cc.on_ack(t_ms(40), &one_ack(2, 0, true));
     assert_eq!(cc.cwnd(), 10 * MSS);
 }
 

@@ -20,6 +20,25 @@ pub fn build(p: CcParams) -> AnyCc {
         .expect("valid params")
 }
 
+/// One ACK of a full segment with a 40-ms RTT sample, `in_flight` segments in flight before it, and a
+/// rate sample that ends `round` (a new round for every distinct `round`) and is app-limited or not.
+pub fn one_ack(in_flight: u64, round: u64, app_limited: bool) -> AckEvent {
+    AckEvent {
+        bytes_acked: MSS,
+        rtt: Some(d_ms(40)),
+        prior_in_flight: in_flight * MSS,
+        bytes_in_flight: MSS,
+        rate: RateSample {
+            delivered_total: MSS + round * MSS,
+            prior_delivered: round * MSS,
+            sent_time: SimTime::ZERO,
+            delivered: MSS,
+            interval: Some(d_ms(40)),
+            is_app_limited: app_limited,
+        },
+    }
+}
+
 /// A sender with an infinite backlog of full segments, as a transport would drive a controller.
 pub struct Flow {
     rate: DeliveryRateEstimator,
