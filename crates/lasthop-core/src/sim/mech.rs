@@ -95,7 +95,10 @@ impl ApMech {
                 let mut m = BTreeMap::new();
                 for &(f, station, path) in flows {
                     let preset = FortuneTellerParams::preset(z.profile, link, path);
-                    let ftp = z.fortune_teller.as_ref().map_or(preset.clone(), |o| o.apply(preset));
+                    let ftp = match &z.fortune_teller {
+                        Some(o) => o.apply(preset),
+                        None => preset,
+                    };
                     let feedback = match path {
                         FeedbackPath::Tcp => {
                             let p = z.ack_delayer.clone().unwrap_or_else(|| AckDelayerParams::preset(z.profile));

@@ -93,9 +93,8 @@ impl<T: EgressMirror> EgressObserver for T {
 pub struct Egress {
     qdisc: BTreeMap<u64, EgressPacket>,
     qdisc_bytes: u64,
-    driver: VecDeque<EgressPacket>,
-    /// When each packet of `driver` entered it.
-    driver_since: VecDeque<SimTime>,
+    /// The driver queue, each packet with when it entered it.
+    driver: VecDeque<(EgressPacket, SimTime)>,
     driver_bytes: u64,
     enqueued_total: u64,
     departed_total: u64,
@@ -132,15 +131,13 @@ impl Egress {
             self.head_since = Some(now);
         }
         self.driver_bytes += pkt.bytes as u64;
-        self.driver.push_back(pkt);
-        self.driver_since.push_back(now);
+        self.driver.push_back((pkt, now));
     }
 
     /// Removes a packet from the driver queue (a departure, or a drop from it). `false` if absent.
     fn remove_driver(&mut self, now: SimTime, id: u64) -> bool {
-        let Some(i) = self.driver.iter().position(|p| p.id == id) else { return false };
-        let p = self.driver.remove(i).expect("index found");
-        self.driver_since.remove(i);
+        let Some(i) = self.driver.iter().position(|(p, _)| p.id == id) else { return false };
+        let (p, _) = self.driver.remove(i).expect("index found");
         self.driver_bytes -= p.bytes as u64;
         self.departed_total += p.bytes as u64;
         self.last_departure = Some(now);
@@ -186,23 +183,23 @@ impl Egress {
     /// at or after the last departure has not been offered to the link yet (it waits for access); one
     /// that holds a packet the last departure left behind is being served.
     pub fn backlog(&self) -> Backlog {
-        match (self.driver_since.front(), self.last_departure) {
+        match (self.driver.front(), self.last_departure) {
             (None, _) => Backlog::Empty,
-            (Some(&t), Some(d)) if t < d => Backlog::Served,
+            (Some(&(_, t)), Some(d)) if t < d => Backlog::Served,
             (Some(_), _) => Backlog::AwaitingAccess,
         }
     }
 
     /// The packet at the head of the driver queue and since when it has been there.
     pub fn head(&self) -> Option<(EgressPacket, SimTime)> {
-        self.driver.front().map(|p| (*p, self.head_since.expect("head has a start")))
+        self.driver.front().map(|(p, _)| (*p, self.head_since.expect("head has a start")))
     }
 
     /// Bytes of the driver queue ahead of its newest monitored packet (0 if it holds none): §2.4's walk
     /// from the tail, subtracting every packet up to and including the first monitored one.
     pub fn driver_bytes_ahead_of_last_monitored(&self) -> u64 {
         let mut q = self.driver_bytes;
-        for p in self.driver.iter().rev() {
+        for (p, _) in self.driver.iter().rev() {
             q -= p.bytes as u64;
             if p.monitored {
                 return q;
