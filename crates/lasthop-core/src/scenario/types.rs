@@ -692,6 +692,14 @@ fn default_tcp_video_deadline_ms() -> f64 {
     400.0
 }
 
+flow_type!(
+    /// Packets from outside the model: the flow sends nothing by itself. Its packets are handed in
+    /// through `Sim::inject` (the Python API's stepped runs, the emulator's real traffic) at `from`
+    /// (forward) or `to` (reverse), cross the modelled network, and come out at the other end through
+    /// `Sim::drain_egress`. Forward packets count in the flow's metrics.
+    External {}
+);
+
 /// A traffic flow, tagged by `type`.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -703,6 +711,7 @@ pub enum Flow {
     Tcp(Tcp),
     Rtc(Rtc),
     TcpVideo(TcpVideo),
+    External(External),
 }
 
 fn default_packet_bytes() -> u32 {
@@ -719,6 +728,7 @@ impl Flow {
             Flow::Tcp(f) => f.common(),
             Flow::Rtc(f) => f.common(),
             Flow::TcpVideo(f) => f.common(),
+            Flow::External(f) => f.common(),
         }
     }
     /// The `type` tag.
@@ -731,6 +741,7 @@ impl Flow {
             Flow::Tcp(_) => "tcp",
             Flow::Rtc(_) => "rtc",
             Flow::TcpVideo(_) => "tcp_video",
+            Flow::External(_) => "external",
         }
     }
 }

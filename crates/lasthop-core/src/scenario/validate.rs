@@ -254,6 +254,7 @@ fn check_flow(sc: &Scenario, f: &Flow, loc: &Loc, names: &BTreeMap<String, NodeK
             is.positive(loc.key("interval_ms"), *interval_ms);
             check_packet_bytes(*packet_bytes, loc, is);
         }
+        Flow::External(_) => {}
         Flow::Saturated(Saturated { packet_bytes, backlog, .. }) => {
             check_packet_bytes(*packet_bytes, loc, is);
             if *backlog == 0 {

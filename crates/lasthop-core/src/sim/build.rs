@@ -1,7 +1,8 @@
 //! Builds a [`World`] from a validated scenario.
 
 use super::topology::{self, NodeRole};
-use super::world::{FlowSource, Hop, SourceKind, World};
+use super::endpoints::{FlowSource, RtcFlow, SourceKind, TcpFlow, TcpVideoApp};
+use super::world::{Hop, World};
 use crate::channel::ChannelModel;
 use crate::mac::config::{fixed_txvector, BssParams};
 use crate::mac::medium::{LinkSpec, Medium, NodeSpec};
@@ -150,27 +151,28 @@ impl Built {
                     let rng = Rng::derive(seed, &format!("flows/{name}/cc"));
                     let sender = crate::transport::tcp::TcpSender::new(&u.tcp, start, rng, u.bytes).expect("validated");
                     let receiver = crate::transport::tcp::TcpReceiver::new(&u.tcp);
-                    let t = super::world::TcpFlow { sender, receiver, start, stop, timer: None, ecn_echo: Default::default(), video: None };
+                    let t = TcpFlow { sender, receiver, start, stop, timer: None, ecn_echo: Default::default(), video: None };
                     (SourceKind::Tcp(Box::new(t)), u.tcp.mss)
                 }
                 Flow::TcpVideo(u) => {
                     let rng = Rng::derive(seed, &format!("flows/{name}/cc"));
                     let sender = crate::transport::tcp::TcpSender::new(&u.tcp, start, rng, Some(0)).expect("validated");
                     let receiver = crate::transport::tcp::TcpReceiver::new(&u.tcp);
-                    let video = super::world::TcpVideoApp {
+                    let video = TcpVideoApp {
                         sender: crate::app::tcp_video::TcpVideoSender::new(&u.video, start, stop),
                         receiver: crate::app::tcp_video::TcpVideoReceiver::new(measure_from.max(start)),
                         deadline: millis(u.deadline_ms),
                     };
-                    let t = super::world::TcpFlow { sender, receiver, start, stop, timer: None, ecn_echo: Default::default(), video: Some(Box::new(video)) };
+                    let t = TcpFlow { sender, receiver, start, stop, timer: None, ecn_echo: Default::default(), video: Some(Box::new(video)) };
                     (SourceKind::Tcp(Box::new(t)), u.tcp.mss)
                 }
                 Flow::Rtc(u) => {
                     let rng = Rng::derive(seed, &format!("flows/{name}/video"));
                     let session = crate::app::rtc::RtcSession::new(&u.rtc, start, stop, measure_from.max(start), rng);
-                    let r = super::world::RtcFlow { session, deadline: millis(u.deadline_ms), timer: None };
+                    let r = RtcFlow { session, deadline: millis(u.deadline_ms), timer: None };
                     (SourceKind::Rtc(Box::new(r)), u.rtc.video.max_payload_bytes + u.rtc.video.overhead_bytes)
                 }
+                Flow::External(_) => (SourceKind::External, 0),
                 Flow::Ping(u) => {
                     let rate = BitRate::from_mbps_f64(u.packet_bytes as f64 * 8.0 / (u.interval_ms * 1e-3) * 1e-6).expect("validated");
                     (SourceKind::Udp(UdpSource::new(rate, u.packet_bytes, false, start, stop)), u.packet_bytes)
@@ -219,10 +221,7 @@ impl Built {
             end,
             pipes,
             route,
-            echo_origin: std::collections::BTreeMap::new(),
-            sack_blocks: std::collections::BTreeMap::new(),
-            rtp: std::collections::BTreeMap::new(),
-            rtcp: std::collections::BTreeMap::new(),
+            payloads: Default::default(),
             medium: (!wifi_nodes.is_empty()).then(|| Medium::new(wifi_bss, wifi_nodes, wifi_links, n, seed)),
             delivered: Vec::new(),
             sources,
@@ -237,6 +236,7 @@ impl Built {
             mech_of_pipe,
             mech_of_station,
             pending_local: Vec::new(),
+            egress: Vec::new(),
         }
     }
 }

@@ -272,7 +272,7 @@ impl World {
                             a.on_downlink_data(now, &mut zf.ft);
                         }
                         (ZhugeFeedback::Rtp(r), Hdr::Rtp { twcc, fec, .. }) => {
-                            let seq = self.rtp.get(&pkt.id).and_then(|p| p.transport_seq).unwrap_or(twcc as u64);
+                            let seq = self.payloads.rtp(pkt.id).and_then(|p| p.transport_seq).unwrap_or(twcc as u64);
                             r.on_downlink_rtp(now, RtpArrival { seq, bytes: pkt.size, repair: fec }, &mut zf.ft);
                         }
                         _ => {}
@@ -392,7 +392,7 @@ impl World {
                 MechState::Zhuge { flows } => match (flows.get_mut(&pkt.flow), pkt.hdr) {
                     (Some(ZhugeFlow { feedback: ZhugeFeedback::Tcp(a), .. }), Hdr::Tcp { len: 0, .. }) => Uplink::Hold(a.on_uplink_ack(now)),
                     (Some(ZhugeFlow { feedback: ZhugeFeedback::Rtp(r), .. }), Hdr::Rtcp { .. }) => {
-                        let twcc = matches!(self.rtcp.get(&pkt.id), Some(Rtcp { body: RtcpBody::Twcc(_), .. }));
+                        let twcc = matches!(self.payloads.rtcp(pkt.id), Some(Rtcp { body: RtcpBody::Twcc(_), .. }));
                         match r.filter_uplink_rtcp(twcc) {
                             crate::mech::zhuge::UplinkVerdict::Forward => Uplink::Forward,
                             crate::mech::zhuge::UplinkVerdict::Drop => Uplink::StripCc,
@@ -418,7 +418,7 @@ impl World {
         match verdict {
             Uplink::Forward => false,
             Uplink::StripCc => {
-                if let Some(r) = self.rtcp.get_mut(&pkt.id) {
+                if let Some(r) = self.payloads.rtcp_mut(pkt.id) {
                     r.for_cc = false;
                 }
                 self.mechs[m].stripped += 1;
@@ -435,8 +435,7 @@ impl World {
             Uplink::Consume => {
                 self.mechs[m].consumed += 1;
                 self.log.drop(pkt.id, DropReason::Consumed);
-                self.rtcp.remove(&pkt.id);
-                self.sack_blocks.remove(&pkt.id);
+                self.payloads.remove(pkt.id);
                 let local: Vec<_> = std::mem::take(&mut self.pending_local);
                 for (m, flow, seq, len, hdr, station) in local {
                     // FastAck's local retransmission: the cached segment again, from the AP.
@@ -481,7 +480,7 @@ impl World {
             let p = self.emit(now, flow, 0, size, (ap, sender), hdr);
             self.log.mark_reverse(p.id);
             if let Some(r) = rtcp {
-                self.rtcp.insert(p.id, r);
+                self.payloads.insert(p.id, super::payload::Payload::Rtcp(r));
             }
             self.mechs[m].generated += 1;
             self.arrive(now, ap, p);

@@ -1,10 +1,22 @@
-//! The simulation world: builds components from a [`Scenario`], runs the event loop, and collects
-//! results. All component state lives in plain vectors owned by [`World`]; events name the component
-//! they are for, so there are no shared pointers and no HashMap iteration on the event path.
+//! The simulation world: builds components from a [`Scenario`](crate::scenario::Scenario), steps the
+//! event loop ([`Sim`], or [`run`] to the end), and collects results. All component state lives in plain
+//! vectors owned by the world; events name the component they are for, so there are no shared pointers
+//! and no HashMap iteration on the event path.
+//!
+//! * `open` — [`Sim`]: `next_wakeup` / `advance_to` / `inject` / `drain_egress` / `finish`; `run`;
+//! * `world` — the world's state, events and packet forwarding between nodes;
+//! * `endpoints` — what each kind of flow sends and what its ends do with what arrives;
+//! * `payload` — what packets carry beyond their header fields, in one store;
+//! * `mech` — the AP mechanisms' hooks in the forwarding path;
+//! * `build` — the world from a scenario; `report` — the run's output; [`topology`] — routing.
 
 mod build;
+mod endpoints;
 mod mech;
+mod open;
+mod payload;
+mod report;
 pub mod topology;
 mod world;
 
-pub use world::{run, Progress, RunError, RunOutput};
+pub use open::{run, Egress, InjectError, Injected, Port, Progress, RunError, RunOutput, Sim};

@@ -1,0 +1,201 @@
+//! The open loop: a [`Sim`] the caller steps. [`run`] is the closed loop over it; a stepped run (the
+//! Python API, the real-time emulator) calls [`Sim::next_wakeup`], [`Sim::advance_to`],
+//! [`Sim::inject`] and [`Sim::drain_egress`] in any order and ends with [`Sim::finish`], which gives the
+//! same [`RunOutput`] as `run` (and, for the same inputs, the same event digest).
+
+use super::build::Built;
+use super::endpoints::SourceKind;
+use super::world::World;
+use crate::packet::Hdr;
+use crate::scenario::Scenario;
+use crate::stats::{FlowSummary, PacketLog};
+use crate::time::SimTime;
+
+/// Called periodically with the simulated time; return `false` to stop the run.
+pub type Progress<'a> = &'a mut dyn FnMut(SimTime) -> bool;
+
+/// Why a run did not complete.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum RunError {
+    #[error("run interrupted at simulated time {0}")]
+    Interrupted(SimTime),
+}
+
+/// Everything a finished run produced.
+#[derive(Debug)]
+pub struct RunOutput {
+    pub packets: PacketLog,
+    pub flows: Vec<FlowSummary>,
+    /// Per-component counters (queues, links), JSON for `summary.json`.
+    pub components: serde_json::Value,
+    pub events: u64,
+    /// A digest of the (time, event) sequence: equal digests mean identical event traces.
+    pub event_digest: u64,
+    pub sim_end: SimTime,
+    /// Every RTT sample of every flow.
+    pub rtt: crate::stats::RttSeries,
+    /// Every video frame decoded or given up.
+    pub frames: crate::stats::FrameSeries,
+}
+
+/// Where an injected packet enters the model: one end of an `external` flow (`reverse`: at its `to`
+/// node, travelling back to `from`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Port {
+    pub flow: u32,
+    pub reverse: bool,
+}
+
+/// A packet handed in from outside: its IP size and, if not the flow's, its DSCP.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Injected {
+    pub size: u32,
+    pub dscp: Option<u8>,
+}
+
+/// A packet of an `external` flow that reached the other end of the model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Egress {
+    pub flow: u32,
+    pub reverse: bool,
+    /// The id [`Sim::inject`] returned for it (its row in the packet log).
+    pub id: u64,
+    pub size: u32,
+    pub dscp: u8,
+    /// When it was injected, and when the model delivered it.
+    pub sent: SimTime,
+    pub delivered: SimTime,
+}
+
+/// Why an injection was refused.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum InjectError {
+    #[error("flow {0} does not exist")]
+    NoSuchFlow(u32),
+    #[error("flow {0} is not an `external` flow; only external flows take injected packets")]
+    NotExternal(u32),
+    #[error("packet size {0} is outside 28..=65535 bytes")]
+    BadSize(u32),
+    #[error("DSCP {0} is outside 0..=63")]
+    BadDscp(u8),
+    #[error("the run ended at {0}")]
+    Ended(SimTime),
+}
+
+/// A model the caller steps.
+pub struct Sim {
+    w: Box<World>,
+}
+
+impl Sim {
+    /// Builds the model of `scenario` (already validated) with `seed`, at time zero.
+    pub fn new(scenario: &Scenario, seed: u64) -> Sim {
+        let mut w = Box::new(Built::world(scenario, seed));
+        w.start();
+        Sim { w }
+    }
+
+    /// The model's clock: the last event processed, or the time last advanced to.
+    pub fn now(&self) -> SimTime {
+        self.w.q.now()
+    }
+
+    /// The end of the run (`duration_s`).
+    pub fn end(&self) -> SimTime {
+        self.w.end
+    }
+
+    /// Events processed so far.
+    pub fn events(&self) -> u64 {
+        self.w.q.events_processed()
+    }
+
+    /// When the model next has something to do, if before the end of the run.
+    pub fn next_wakeup(&self) -> Option<SimTime> {
+        self.w.q.peek_time().filter(|&t| t <= self.w.end)
+    }
+
+    /// Processes the next event; returns its time, or `None` when nothing is due before the end.
+    pub fn step(&mut self) -> Option<SimTime> {
+        self.next_wakeup()?;
+        let w = &mut *self.w;
+        let (now, ev) = w.q.pop().expect("peeked");
+        w.digest = (w.digest ^ now.as_ns().wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ ev.tag()).wrapping_mul(0x0000_0100_0000_01b3);
+        w.handle(now, ev);
+        Some(now)
+    }
+
+    /// Processes every event due at or before `t` (at most the end of the run) and moves the clock to
+    /// `t`; returns the number of events processed.
+    pub fn advance_to(&mut self, t: SimTime) -> u64 {
+        let t = t.min(self.w.end);
+        let before = self.events();
+        while self.next_wakeup().is_some_and(|e| e <= t) {
+            self.step();
+        }
+        self.w.q.advance_clock(t);
+        self.events() - before
+    }
+
+    /// The port of `external` flow `name` (`reverse`: its `to` end).
+    pub fn port(&self, name: &str, reverse: bool) -> Option<Port> {
+        let flow = self.w.trackers.iter().position(|t| t.name == name)? as u32;
+        matches!(self.w.sources[flow as usize].kind, SourceKind::External).then_some(Port { flow, reverse })
+    }
+
+    /// Hands a packet to the model now (after every event due now), at `port`; returns its id. It comes out of
+    /// [`Sim::drain_egress`] when the model delivers it (or shows as dropped in the packet log).
+    pub fn inject(&mut self, port: Port, pkt: Injected) -> Result<u64, InjectError> {
+        let f = port.flow;
+        let src = self.w.sources.get(f as usize).ok_or(InjectError::NoSuchFlow(f))?;
+        if !matches!(src.kind, SourceKind::External) {
+            return Err(InjectError::NotExternal(f));
+        }
+        if !(28..=65535).contains(&pkt.size) {
+            return Err(InjectError::BadSize(pkt.size));
+        }
+        if let Some(d) = pkt.dscp.filter(|&d| d > 63) {
+            return Err(InjectError::BadDscp(d));
+        }
+        let now = self.now();
+        if self.next_wakeup().is_none() && now >= self.w.end {
+            return Err(InjectError::Ended(self.w.end));
+        }
+        let ends = if port.reverse { (src.dst, src.src) } else { (src.src, src.dst) };
+        let seq = self.w.sources[f as usize].seq;
+        self.w.sources[f as usize].seq += 1;
+        let mut p = self.w.emit(now, f, seq, pkt.size, ends, Hdr::None);
+        if let Some(d) = pkt.dscp {
+            p.dscp = d;
+        }
+        if port.reverse {
+            self.w.log.mark_reverse(p.id);
+        } else {
+            self.w.trackers[f as usize].on_sent(&p);
+        }
+        self.w.arrive(now, p.src, p);
+        Ok(p.id)
+    }
+
+    /// The packets of `external` flows delivered since the last call, in delivery order.
+    pub fn drain_egress(&mut self) -> Vec<Egress> {
+        std::mem::take(&mut self.w.egress)
+    }
+
+    /// Ends the run: metrics and counters of everything up to now.
+    pub fn finish(self) -> RunOutput {
+        self.w.finish()
+    }
+}
+
+/// Runs `scenario` (already validated) with `seed` to its end.
+pub fn run(scenario: &Scenario, seed: u64, progress: Progress<'_>) -> Result<RunOutput, RunError> {
+    let mut sim = Sim::new(scenario, seed);
+    while let Some(now) = sim.step() {
+        if sim.events() & 0xffff == 0 && !progress(now) {
+            return Err(RunError::Interrupted(now));
+        }
+    }
+    progress(sim.end());
+    Ok(sim.finish())
+}

@@ -1,0 +1,93 @@
+//! What a packet carries beyond its header fields, in one store keyed by packet id.
+//!
+//! A [`Packet`](crate::packet::Packet) is a small `Copy` record that every queue moves by value; the
+//! few packets whose endpoints need more than the header (an echo reply's request time, a TCP ACK's
+//! SACK blocks, an RTP packet's media description, an RTCP message) keep it here until they are
+//! delivered or dropped. A dropped packet's payload goes with it ([`Payloads::remove`]).
+
+use crate::app::rtc::Rtcp;
+use crate::rtc::rtp::RtpPacket;
+use crate::time::SimTime;
+use std::collections::BTreeMap;
+
+/// The payload of one packet in flight.
+#[derive(Debug)]
+pub(crate) enum Payload {
+    /// An echo reply: the send time of the request it answers.
+    EchoOrigin(SimTime),
+    /// A TCP ACK's SACK blocks.
+    Sack(Vec<(u64, u64)>),
+    /// An RTP packet (the network packet holds its header fields).
+    Rtp(RtpPacket),
+    /// An RTCP message.
+    Rtcp(Rtcp),
+}
+
+/// Payloads of the packets in flight.
+#[derive(Debug, Default)]
+pub(crate) struct Payloads(BTreeMap<u64, Payload>);
+
+macro_rules! take {
+    ($(#[$m:meta])* $name:ident, $variant:ident, $t:ty) => {
+        $(#[$m])*
+        pub(crate) fn $name(&mut self, id: u64) -> Option<$t> {
+            match self.0.remove(&id) {
+                Some(Payload::$variant(v)) => Some(v),
+                Some(other) => {
+                    self.0.insert(id, other);
+                    None
+                }
+                None => None,
+            }
+        }
+    };
+}
+
+impl Payloads {
+    pub(crate) fn insert(&mut self, id: u64, p: Payload) {
+        self.0.insert(id, p);
+    }
+
+    /// Forgets packet `id`'s payload (it was dropped or consumed); returns it.
+    pub(crate) fn remove(&mut self, id: u64) -> Option<Payload> {
+        self.0.remove(&id)
+    }
+
+    take!(
+        /// Takes an echo reply's request time.
+        take_echo_origin, EchoOrigin, SimTime
+    );
+    take!(
+        /// Takes a TCP ACK's SACK blocks.
+        take_sack, Sack, Vec<(u64, u64)>
+    );
+    take!(
+        /// Takes an RTP packet.
+        take_rtp, Rtp, RtpPacket
+    );
+    take!(
+        /// Takes an RTCP message.
+        take_rtcp, Rtcp, Rtcp
+    );
+
+    pub(crate) fn rtp(&self, id: u64) -> Option<&RtpPacket> {
+        match self.0.get(&id) {
+            Some(Payload::Rtp(p)) => Some(p),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn rtcp(&self, id: u64) -> Option<&Rtcp> {
+        match self.0.get(&id) {
+            Some(Payload::Rtcp(p)) => Some(p),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn rtcp_mut(&mut self, id: u64) -> Option<&mut Rtcp> {
+        match self.0.get_mut(&id) {
+            Some(Payload::Rtcp(p)) => Some(p),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,171 @@
+//! The open loop: a `Sim` stepped by its caller gives the run `sim::run` gives, and packets injected
+//! into `external` flows cross the model as the same packets from a built-in source would.
+
+use lasthop_core::scenario::Scenario;
+use lasthop_core::sim::{self, Injected, Port, RunOutput, Sim};
+use lasthop_core::stats::{Stage, NO_TIME};
+use lasthop_core::time::{SimDuration, SimTime};
+use std::path::Path;
+
+fn scenario(toml: &str) -> Scenario {
+    Scenario::from_toml_str(toml, Path::new(".")).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// An 802.11n BSS with a Linux AP, Zhuge on the AP, a GCC call, a Cubic download and a ping, plus
+/// `video` (a flow table given by the caller) to `sta0`.
+fn home(video: &str) -> String {
+    format!(
+        r#"
+duration_s = 4
+warmup_s = 1
+[[servers]]
+name = "srv"
+[[aps]]
+name = "ap"
+mechanism = {{ type = "zhuge", flows = ["call"] }}
+last_hop = {{ type = "wifi", standard = "ht", profile = "linux", rate_control = {{ type = "minstrel_ht" }} }}
+[[stations]]
+name = "sta0"
+channel = {{ type = "fixed_snr", snr_db = 30 }}
+[[stations]]
+name = "sta1"
+channel = {{ type = "fixed_snr", snr_db = 22 }}
+[[links]]
+a = "srv"
+b = "ap"
+rate_mbps = 1000
+delay_ms = 10
+[[flows]]
+name = "call"
+type = "rtc"
+from = "srv"
+to = "sta1"
+[[flows]]
+name = "download"
+type = "tcp"
+from = "srv"
+to = "sta1"
+[[flows]]
+name = "ping"
+type = "ping"
+from = "srv"
+to = "sta0"
+[[flows]]
+name = "video"
+from = "srv"
+to = "sta0"
+{video}
+"#
+    )
+}
+
+// Off the ping's 100-ms grid: an injection at t comes after every event due at t, a built-in source's
+// send may come before some of them.
+const CBR: &str = "type = \"udp_cbr\"\nrate_mbps = 2\npacket_bytes = 1200\nstart_s = 0.5003";
+
+fn closed(sc: &Scenario) -> RunOutput {
+    sim::run(sc, 3, &mut |_| true).unwrap()
+}
+
+#[test]
+fn stepping_in_any_increments_gives_the_digest_of_run() {
+    let sc = scenario(&home(CBR));
+    let reference = closed(&sc);
+    // By next_wakeup, one event at a time.
+    let mut s = Sim::new(&sc, 3);
+    while let Some(t) = s.next_wakeup() {
+        assert!(t >= s.now());
+        s.advance_to(t);
+    }
+    let a = s.finish();
+    // In fixed 1.7 ms strides that fall between events.
+    let mut s = Sim::new(&sc, 3);
+    let mut t = SimTime::ZERO;
+    while t < s.end() {
+        t += SimDuration::from_us(1_700);
+        s.advance_to(t);
+        assert_eq!(s.now(), t.min(s.end()));
+    }
+    let b = s.finish();
+    for out in [&a, &b] {
+        assert_eq!(out.event_digest, reference.event_digest);
+        assert_eq!(out.events, reference.events);
+        assert_eq!(serde_json::to_string(&out.flows).unwrap(), serde_json::to_string(&reference.flows).unwrap());
+    }
+}
+
+/// The packets a caller injects at the send times of the CBR flow get exactly the CBR packets'
+/// timestamps at every stage, and come out of `drain_egress` when they are delivered.
+#[test]
+fn injected_packets_cross_the_model_like_a_built_in_source() {
+    let cbr = closed(&scenario(&home(CBR)));
+    let flow = 3;
+    let rows: Vec<usize> = (0..cbr.packets.flow.len()).filter(|&i| cbr.packets.flow[i] == flow).collect();
+    let sent = |i: usize| SimTime::from_ns(cbr.packets.stages[Stage::Sent as usize][i]);
+
+    let sc = scenario(&home("type = \"external\""));
+    let mut s = Sim::new(&sc, 3);
+    let port = s.port("video", false).expect("external flow");
+    assert_eq!(port, Port { flow, reverse: false });
+    let mut ids = Vec::new();
+    let mut egress = Vec::new();
+    for &i in &rows {
+        s.advance_to(sent(i));
+        ids.push(s.inject(port, Injected { size: 1200, dscp: None }).unwrap());
+        egress.extend(s.drain_egress());
+    }
+    s.advance_to(s.end());
+    egress.extend(s.drain_egress());
+    let ext = s.finish();
+    assert!(rows.len() > 700, "{}", rows.len());
+    assert!(egress.len() + 5 >= rows.len() && egress.iter().all(|e| e.flow == flow && !e.reverse));
+    for (k, &i) in rows.iter().enumerate() {
+        let j = ids[k] as usize;
+        for st in Stage::ALL {
+            assert_eq!(ext.packets.stages[*st as usize][j], cbr.packets.stages[*st as usize][i], "packet {k} at {st:?}");
+        }
+    }
+    for e in &egress {
+        assert_eq!(e.delivered.as_ns(), ext.packets.stages[Stage::Delivered as usize][e.id as usize]);
+        assert!(e.delivered > e.sent);
+    }
+    let v = |o: &RunOutput| o.flows.iter().find(|f| f.flow == "video").unwrap().latency_p99_ms;
+    assert_eq!(v(&ext), v(&cbr));
+}
+
+#[test]
+fn reverse_packets_travel_back_and_do_not_count_as_the_flow_s() {
+    let sc = scenario(&home("type = \"external\""));
+    let mut s = Sim::new(&sc, 3);
+    let up = s.port("video", true).unwrap();
+    s.advance_to(SimTime::from_ms(1500));
+    let id = s.inject(up, Injected { size: 52, dscp: Some(46) }).unwrap();
+    s.advance_to(SimTime::from_ms(1600));
+    let out = s.drain_egress();
+    assert_eq!(out.len(), 1);
+    assert!(out[0].reverse && out[0].id == id && out[0].dscp == 46);
+    // The uplink: over the air from sta0, then 10 ms of wire.
+    let delay = out[0].delivered - out[0].sent;
+    assert!(delay > SimDuration::from_ms(10) && delay < SimDuration::from_ms(15), "{delay}");
+    let r = s.finish();
+    assert_ne!(r.packets.stages[Stage::AirStart as usize][id as usize], NO_TIME);
+    let video = r.flows.iter().find(|f| f.flow == "video").unwrap();
+    assert_eq!((video.sent_packets, video.delivered_packets), (0, 0));
+}
+
+#[test]
+fn injections_that_cannot_be_taken_are_refused() {
+    let sc = scenario(&home("type = \"external\""));
+    let mut s = Sim::new(&sc, 3);
+    assert_eq!(s.port("call", false), None, "only external flows have ports");
+    let bad = |s: &mut Sim, p: Port, size: u32, dscp: Option<u8>| s.inject(p, Injected { size, dscp }).unwrap_err().to_string();
+    let call = Port { flow: 0, reverse: false };
+    assert!(bad(&mut s, call, 1200, None).contains("not an `external` flow"));
+    assert!(bad(&mut s, Port { flow: 9, reverse: false }, 1200, None).contains("does not exist"));
+    let video = s.port("video", false).unwrap();
+    assert!(bad(&mut s, video, 20, None).contains("outside 28..=65535"));
+    assert!(bad(&mut s, video, 1200, Some(64)).contains("DSCP 64"));
+    s.advance_to(SimTime::from_secs(100));
+    assert_eq!(s.now(), s.end());
+    assert!(bad(&mut s, video, 1200, None).contains("the run ended"));
+}
