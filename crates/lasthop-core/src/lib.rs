@@ -40,6 +40,7 @@ pub mod mac;
 pub mod mech;
 pub mod link;
 pub mod packet;
+pub mod payload;
 pub mod params;
 pub mod queue;
 pub mod ratectl;

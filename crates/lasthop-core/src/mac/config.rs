@@ -12,7 +12,6 @@ use crate::phy::timing::PhyTimings;
 use super::txpath::fifo::{FifoParams, FifoPath};
 use super::txpath::law::{LawPath, LawPathParams};
 use super::txpath::linux::{AqlParams, LinuxParams, LinuxPath};
-use crate::mech::MechanismConfig;
 use super::txpath::TxPath;
 use crate::queue::codel::CodelParams;
 use crate::queue::fq::FqParams;
@@ -221,12 +220,12 @@ impl BssParams {
         LawPath::new(p, link_rates(c).supported, rng).map(|p| TxPath::Law(Box::new(p)))
     }
 
-    /// The AP's transmit path: the mechanism's, if one is installed, else the configured path.
-    pub fn ap_path(&self, c: &WifiConfig, rng: &mut Rng) -> Result<TxPath, String> {
-        match &c.mechanism {
-            Some(MechanismConfig::Law(law)) => self.law_path(c, law, rng),
-            // Mechanisms above the transmit path (Zhuge, FastAck, ABC) leave it as configured.
-            _ => Ok(self.path(&default_paths(c).0, rng)),
+    /// The AP's transmit path: Law's, if the AP runs Law, else the configured path (mechanisms above
+    /// the transmit path leave it as configured).
+    pub fn ap_path(&self, c: &WifiConfig, law: Option<&crate::mech::law::LawParams>, rng: &mut Rng) -> Result<TxPath, String> {
+        match law {
+            Some(law) => self.law_path(c, law, rng),
+            None => Ok(self.path(&default_paths(c).0, rng)),
         }
     }
 }

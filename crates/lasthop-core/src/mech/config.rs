@@ -1,6 +1,8 @@
-//! `aps[].mechanism`: what an AP runs on top of its last hop, `type`-tagged.
+//! `aps[].mechanisms`: what an AP runs on top of its last hop, `type`-tagged, in order
+//! (`mechanism = {...}` is a one-element list); and how each installs itself ([`Mechanism`]).
 //!
 //! ```toml
+//! mechanisms = [{ type = "law" }, { type = "zhuge", flows = ["call"] }]  # both on one AP
 //! mechanism = { type = "law", limit_q_ms = 40, limit_h_ms = 3 } # Law (802.11 last hops only)
 //! mechanism = { type = "zhuge" }                               # Fortune Teller + Feedback Updater
 //! mechanism = { type = "zhuge", profile = "parity", flows = ["call"] }
@@ -8,6 +10,8 @@
 //! mechanism = { type = "abc" }                                  # ABC router marking (baseline)
 //! ```
 
+use super::hook::{Install, InstallError, LinkKind, Mechanism, NodeBuilder, Role};
+use super::zhuge::hooks::{AbcHook, FastAckHook, ZhugeHook};
 use super::zhuge::{AbcRouterParams, AckDelayerParams, FastAckParams, FortuneTellerOverrides, Profile, TwccRewriterParams};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -113,6 +117,45 @@ impl MechanismConfig {
                 if let Err(x) = a.validate() {
                     return e("", x.field, x.reason);
                 }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Mechanism for MechanismConfig {
+    fn name(&self) -> &'static str {
+        self.kind()
+    }
+
+    /// Law fills the transmit path and chooses the downlink rates; Zhuge and FastAck act on the managed
+    /// flows' feedback (so one AP runs at most one of them); ABC marks ECN.
+    fn roles(&self) -> &'static [Role] {
+        match self {
+            MechanismConfig::Law(_) => &[Role::TransmitPath, Role::RateControl],
+            MechanismConfig::Zhuge(_) | MechanismConfig::Fastack(_) => &[Role::Feedback],
+            MechanismConfig::Abc(_) => &[Role::EcnMarking],
+        }
+    }
+
+    fn install(&self, node: &mut NodeBuilder) -> Result<(), InstallError> {
+        let name = self.kind();
+        if matches!(self, MechanismConfig::Law(_)) && node.link != LinkKind::Wifi {
+            return Err(InstallError::Unsupported { mechanism: name.into(), needs: "a `wifi` last hop".into() });
+        }
+        for &r in self.roles() {
+            node.claim(r, name)?;
+        }
+        match self {
+            MechanismConfig::Law(p) => node.set(Install::LawPath(p.clone())),
+            MechanismConfig::Zhuge(z) => {
+                let hook = ZhugeHook::new(z, &node.name, node.link, &node.flows, node.seed);
+                node.add_hook(name, Box::new(hook));
+            }
+            MechanismConfig::Fastack(p) => node.add_hook(name, Box::new(FastAckHook::new(p, &node.flows))),
+            MechanismConfig::Abc(p) => {
+                let hook = AbcHook::new(p, &node.name, &node.flows, node.seed);
+                node.add_hook(name, Box::new(hook));
             }
         }
         Ok(())

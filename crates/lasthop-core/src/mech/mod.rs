@@ -1,5 +1,7 @@
 //! The four published mechanisms, each as pure state machines plus the hooks that place them on the
-//! shared model (`wifi-model.md` §8):
+//! shared model (`wifi-model.md` §8). [`hook`] is the install surface: a [`Mechanism`] claims role
+//! slots on a [`NodeBuilder`] and adds [`ApHook`]s; [`MechanismConfig`] is the scenario's tagged list of
+//! them (`aps[].mechanisms`).
 //!
 //! * `law` — latency-bounded link layer at the AP (unified driver queue, Limit_q / Limit_h, joint
 //!   per-transmission rate and retry control);
@@ -9,7 +11,9 @@
 //!   FQ-CoDel with a delay controller).
 
 pub mod config;
+pub mod hook;
 pub mod law;
 pub mod zhuge;
 
 pub use config::MechanismConfig;
+pub use hook::{ApHook, InstallError, Mechanism, NodeBuilder, Role};

@@ -24,6 +24,10 @@ impl Loc {
         v.push(LocItem::Key(k.to_string()));
         Loc(v)
     }
+    /// `self` followed by the steps of `rel`.
+    pub fn join(&self, rel: &Loc) -> Loc {
+        Loc(self.0.iter().chain(&rel.0).cloned().collect())
+    }
     pub fn index(&self, i: usize) -> Loc {
         let mut v = self.0.clone();
         v.push(LocItem::Index(i));
@@ -196,6 +200,18 @@ impl ScenarioError {
                 if let [one] = found.as_slice() {
                     issue.loc.0.extend(one.iter().cloned());
                     issue.loc.0.push(LocItem::Key("type".into()));
+                    return;
+                }
+                // An unknown value of a plain enum key (`profile = "exact"`) inside a tagged table.
+                let mut found = Vec::new();
+                find_key(node, &|_, v| v.as_str() == Some(tag), &mut Vec::new(), &mut found);
+                if let [one] = found.as_slice() {
+                    let Some(obj) = at(node, one).and_then(|o| o.as_object()) else { return };
+                    let keys: Vec<&String> = obj.iter().filter(|(_, v)| v.as_str() == Some(tag)).map(|(k, _)| k).collect();
+                    if let [key] = keys.as_slice() {
+                        issue.loc.0.extend(one.iter().cloned());
+                        issue.loc.0.push(LocItem::Key((*key).clone()));
+                    }
                 }
             }
             _ => {}

@@ -95,8 +95,7 @@ fn law_mechanism_is_checked_with_paths() {
         OK.replace("last_hop = { type = \"wired\", rate_mbps = 50, delay_ms = 1 }", &format!("{mech}\nlast_hop = {{ type = \"wifi\"{hop} }}"))
     };
     let sc = Scenario::from_toml_str(&wifi("mechanism = { type = \"law\", limit_q_ms = 54 }"), Path::new(".")).unwrap();
-    let LastHop::Wifi(w) = &sc.aps[0].last_hop else { panic!() };
-    let Some(crate::mech::MechanismConfig::Law(p)) = &w.mechanism else { panic!() };
+    let Some(p) = sc.aps[0].law() else { panic!() };
     assert_eq!((p.limit_q_ms, p.limit_h_ms, p.hw_psdus, p.sw_retries), (54.0, 3.0, 2, 1));
     let e = err(&wifi("mechanism = { type = \"law\", limit_qq_ms = 54 }"));
     assert_eq!(e.issues[0].loc.to_string(), "aps[0].mechanism.limit_qq_ms", "{e}");
@@ -117,6 +116,34 @@ fn law_mechanism_is_checked_with_paths() {
     assert_eq!(e.issues[0].loc.to_string(), "stations[0].downlink_rate_control", "{e}");
     let s = json_schema().to_string();
     assert!(s.contains("limit_q_ms") && s.contains("MechanismConfig"), "the schema documents the mechanism");
+}
+
+/// `mechanisms = [...]`: several mechanisms on one AP, each checked at its own path; two that fill one
+/// role, `mechanism` and `mechanisms` together, and Law off Wi-Fi are errors where they are written.
+#[test]
+fn mechanism_lists_are_checked_with_paths() {
+    let ap = |m: &str, hop: &str| OK.replace("last_hop = { type = \"wired\", rate_mbps = 50, delay_ms = 1 }", &format!("{m}\nlast_hop = {hop}"));
+    let wifi = "{ type = \"wifi\" }";
+    let sc = Scenario::from_toml_str(&ap("mechanisms = [{ type = \"law\" }, { type = \"zhuge\" }]", wifi), Path::new(".")).unwrap();
+    let kinds: Vec<String> = sc.aps[0].mechanisms().map(|(loc, m)| format!("{loc}={}", m.kind())).collect();
+    assert_eq!(kinds, ["mechanisms[0]=law", "mechanisms[1]=zhuge"]);
+    assert!(sc.aps[0].law().is_some());
+    let e = err(&ap("mechanisms = [{ type = \"zhuge\" }, { type = \"fastack\" }]", wifi));
+    assert_eq!(e.issues[0].loc.to_string(), "aps[0].mechanisms[1]", "{e}");
+    assert_eq!(e.issues[0].msg, "zhuge and fastack both act on the flows' feedback");
+    let e = err(&ap("mechanisms = [{ type = \"law\" }, { type = \"abc\" }, { type = \"law\" }]", wifi));
+    assert_eq!((e.issues.len(), e.issues[0].loc.to_string()), (1, "aps[0].mechanisms[2]".into()), "{e}");
+    assert_eq!(e.issues[0].msg, "law and law both set the transmit path");
+    let e = err(&ap("mechanisms = [{ type = \"zhuge\", profile = \"exact\" }]", wifi));
+    assert_eq!(e.issues[0].loc.to_string(), "aps[0].mechanisms[0].profile", "{e}");
+    let e = err(&ap("mechanisms = [{ type = \"abc\" }, { type = \"law\" }]", "{ type = \"wired\", rate_mbps = 50 }"));
+    assert_eq!(e.issues[0].loc.to_string(), "aps[0].mechanisms[1].type", "{e}");
+    let e = err(&ap("mechanism = { type = \"abc\" }\nmechanisms = [{ type = \"zhuge\" }]", wifi));
+    assert_eq!(e.issues[0].loc.to_string(), "aps[0].mechanism", "{e}");
+    // The list form is written back only when used, so resolved files of one-mechanism APs keep their bytes.
+    let one = Scenario::from_toml_str(&ap("mechanism = { type = \"abc\" }", wifi), Path::new(".")).unwrap();
+    assert!(one.to_json()["aps"][0].get("mechanisms").is_none());
+    assert_eq!(sc.to_json()["aps"][0]["mechanisms"][1]["type"], "zhuge");
 }
 
 /// `rate_control = { type = "llra", ... }` parses with a nested Minstrel table; a bad value names the

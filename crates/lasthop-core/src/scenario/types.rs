@@ -59,11 +59,30 @@ pub struct AccessPoint {
     pub name: String,
     /// How the AP reaches its stations.
     pub last_hop: LastHop,
-    /// A mechanism the AP runs, `type`-tagged; default none. `law` reshapes an 802.11 AP's transmit
-    /// path (leave `ap_path` and an adaptive downlink `rate_control` unset); `zhuge`, `fastack` and
-    /// `abc` act on the AP's downlink queue and its stations' feedback, over any last hop.
+    /// A mechanism the AP runs, `type`-tagged; default none. Short for a one-element `mechanisms`.
     #[serde(default)]
     pub mechanism: Option<crate::mech::MechanismConfig>,
+    /// The mechanisms the AP runs, `type`-tagged, in order (their hooks see traffic in this order);
+    /// default none. `law` reshapes an 802.11 AP's transmit path (leave `ap_path` and an adaptive
+    /// downlink `rate_control` unset); `zhuge`, `fastack` and `abc` act on the AP's downlink queue and
+    /// its stations' feedback, over any last hop. Two mechanisms may not fill one role (Zhuge and
+    /// FastAck both act on the TCP feedback).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mechanisms: Vec<crate::mech::MechanismConfig>,
+}
+
+impl AccessPoint {
+    /// The mechanisms the AP runs, each with its key in the AP's table (`mechanism`, or
+    /// `mechanisms[i]`).
+    pub fn mechanisms(&self) -> impl Iterator<Item = (super::Loc, &crate::mech::MechanismConfig)> {
+        let one = self.mechanism.iter().map(|m| (super::Loc::root().key("mechanism"), m));
+        one.chain(self.mechanisms.iter().enumerate().map(|(i, m)| (super::Loc::root().key("mechanisms").index(i), m)))
+    }
+
+    /// Law's parameters, if the AP runs Law.
+    pub fn law(&self) -> Option<&crate::mech::law::LawParams> {
+        self.mechanisms().find_map(|(_, m)| m.law())
+    }
 }
 
 /// The last hop between an AP and its stations.
@@ -362,11 +381,6 @@ pub struct WifiConfig {
     /// The AP's transmit path; default `linux` in the `linux` profile, `fifo` in `ns3`.
     #[serde(default)]
     pub ap_path: Option<TxPathConfig>,
-    /// The AP's Law mechanism, copied here from `aps[].mechanism` after parsing (not a key of the
-    /// last hop): Law replaces the AP's transmit path and its downlink rate control.
-    #[serde(skip)]
-    #[schemars(skip)]
-    pub mechanism: Option<crate::mech::MechanismConfig>,
     /// The stations' transmit path; default `fifo` (one queue per AC, `wifi-model.md` §5.8).
     #[serde(default)]
     pub sta_path: Option<TxPathConfig>,
@@ -764,11 +778,6 @@ impl Default for OutputOptions {
 impl Scenario {
     /// Makes file paths (traces) absolute relative to the scenario's directory.
     pub(crate) fn resolve_paths(&mut self, base_dir: &Path) {
-        for a in &mut self.aps {
-            if let LastHop::Wifi(w) = &mut a.last_hop {
-                w.mechanism = a.mechanism.clone().filter(|m| m.law().is_some());
-            }
-        }
         let abs = |p: &mut String| {
             let path = Path::new(p.as_str());
             if path.is_relative() {

@@ -75,13 +75,8 @@ fn check_nodes(sc: &Scenario, is: &mut Issues) -> BTreeMap<String, NodeKind> {
     for (i, a) in sc.aps.iter().enumerate() {
         let loc = root.key("aps").index(i);
         add(is, loc.key("name"), &a.name, NodeKind::Ap);
-        check_last_hop(&a.last_hop, &loc.key("last_hop"), is);
-        if let Some(m) = &a.mechanism {
-            check_mechanism(sc, m, &loc.key("mechanism"), is);
-            if m.law().is_some() && !matches!(a.last_hop, LastHop::Wifi(_)) {
-                is.push(loc.key("mechanism").key("type"), "`law` needs a `wifi` last hop", json!("law"));
-            }
-        }
+        check_last_hop(&a.last_hop, a.law(), &loc.key("last_hop"), is);
+        check_mechanisms(sc, a, &loc, is);
     }
     for (i, s) in sc.stations.iter().enumerate() {
         let loc = root.key("stations").index(i);
@@ -100,7 +95,7 @@ fn check_nodes(sc: &Scenario, is: &mut Issues) -> BTreeMap<String, NodeKind> {
     names
 }
 
-fn check_last_hop(lh: &LastHop, loc: &Loc, is: &mut Issues) {
+fn check_last_hop(lh: &LastHop, law: Option<&crate::mech::law::LawParams>, loc: &Loc, is: &mut Issues) {
     match lh {
         LastHop::Wired { rate_mbps, uplink_rate_mbps, delay_ms, queue } => {
             is.positive(loc.key("rate_mbps"), *rate_mbps);
@@ -110,7 +105,7 @@ fn check_last_hop(lh: &LastHop, loc: &Loc, is: &mut Issues) {
             is.non_negative(loc.key("delay_ms"), *delay_ms);
             check_queue(queue, &loc.key("queue"), is);
         }
-        LastHop::Wifi(w) => super::validate_wifi::check_wifi(w, loc, is),
+        LastHop::Wifi(w) => super::validate_wifi::check_wifi(w, law, loc, is),
         LastHop::CapacityTrace { trace, format, delay_ms, uplink_rate_mbps, scale, queue } => {
             is.positive(loc.key("scale"), *scale);
             if let Err(e) = crate::link::trace_server(trace, *format, if scale.is_finite() && *scale > 0.0 { *scale } else { 1.0 }) {
@@ -119,6 +114,30 @@ fn check_last_hop(lh: &LastHop, loc: &Loc, is: &mut Issues) {
             is.non_negative(loc.key("delay_ms"), *delay_ms);
             is.positive(loc.key("uplink_rate_mbps"), *uplink_rate_mbps);
             check_queue(queue, &loc.key("queue"), is);
+        }
+    }
+}
+
+/// The AP's mechanisms: each one's values, where it can run, and that no two claim one role.
+fn check_mechanisms(sc: &Scenario, a: &AccessPoint, loc: &Loc, is: &mut Issues) {
+    use crate::mech::Mechanism;
+    if a.mechanism.is_some() && !a.mechanisms.is_empty() {
+        is.push(loc.key("mechanism"), "give either `mechanism` or `mechanisms`, not both", json!(null));
+    }
+    let mut claims: Vec<(crate::mech::Role, &str)> = Vec::new();
+    for (rel, m) in a.mechanisms() {
+        let at = loc.join(&rel);
+        check_mechanism(sc, m, &at, is);
+        if m.law().is_some() && !matches!(a.last_hop, LastHop::Wifi(_)) {
+            is.push(at.key("type"), "`law` needs a `wifi` last hop", json!("law"));
+        }
+        let conflict = m.roles().iter().find_map(|&role| claims.iter().find(|(r, _)| *r == role).map(|(_, first)| (role, *first)));
+        match conflict {
+            Some((role, first)) => {
+                let e = crate::mech::InstallError::Conflict { role, first: first.into(), second: m.kind().into() };
+                is.push(at, e.to_string(), json!(m.kind()));
+            }
+            None => claims.extend(m.roles().iter().map(|&r| (r, m.kind()))),
         }
     }
 }

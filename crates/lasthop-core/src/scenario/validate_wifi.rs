@@ -19,13 +19,13 @@ fn check_adaptive(w: &WifiConfig, rc: &RateControlConfig, path: &TxPathConfig, l
     }
 }
 
-/// A mechanism's own values, and what it replaces must be left unset.
-/// What Law on the AP (`aps[i].mechanism`, checked there) requires of the Wi-Fi last hop at `loc`.
-fn check_mechanism(w: &WifiConfig, m: &crate::mech::MechanismConfig, loc: &Loc, is: &mut Issues) {
-    if m.validate().is_err() {
+/// What Law on the AP (its own values are checked at `aps[i].mechanisms`) requires of the Wi-Fi last
+/// hop at `loc`: what it replaces must be left unset.
+fn check_law(w: &WifiConfig, law: &crate::mech::law::LawParams, loc: &Loc, is: &mut Issues) {
+    if law.validate().is_err() {
         return;
     }
-    let kind = m.kind();
+    let kind = "law";
     if w.ap_path.is_some() {
         is.push(loc.key("ap_path"), format!("mechanism `{kind}` replaces the AP's transmit path; remove ap_path"), json!(null));
     }
@@ -33,18 +33,19 @@ fn check_mechanism(w: &WifiConfig, m: &crate::mech::MechanismConfig, loc: &Loc, 
         is.push(loc.key("rate_control"), format!("mechanism `{kind}` chooses the downlink rates itself; remove the adaptive rate_control"), json!(null));
     }
     let params = crate::mac::config::BssParams::from_config(w);
-    if let Err(e) = params.ap_path(w, &mut crate::rng::Rng::derive(0, "check")) {
+    if let Err(e) = params.ap_path(w, Some(law), &mut crate::rng::Rng::derive(0, "check")) {
         is.push(loc.clone(), format!("mechanism `{kind}`: {e}"), json!(null));
     }
 }
 
-pub(crate) fn check_wifi(w: &WifiConfig, loc: &Loc, is: &mut Issues) {
+/// A Wi-Fi last hop at `loc`, of an AP that runs Law with `law` (if it does).
+pub(crate) fn check_wifi(w: &WifiConfig, law: Option<&crate::mech::law::LawParams>, loc: &Loc, is: &mut Issues) {
     if let Err(e) = fixed_txvector(w, &w.rate_control) {
         is.push(loc.key("rate_control"), e.to_string(), json!(null));
     }
     let (ap_path, _) = crate::mac::config::default_paths(w);
-    match &w.mechanism {
-        Some(m) => check_mechanism(w, m, loc, is),
+    match law {
+        Some(law) => check_law(w, law, loc, is),
         None => check_adaptive(w, &w.rate_control, &ap_path, &loc.key("rate_control"), is),
     }
     for (key, path) in [("ap_path", &w.ap_path), ("sta_path", &w.sta_path)] {
@@ -135,8 +136,8 @@ pub(crate) fn check_station(sc: &Scenario, s: &Station, loc: &Loc, is: &mut Issu
             if let Err(e) = fixed_txvector(w, rc) {
                 is.push(loc.key(key), e.to_string(), json!(null));
             }
-            if let (Some(m), "downlink_rate_control") = (&w.mechanism, key) {
-                is.push(loc.key(key), format!("the AP runs mechanism `{}`, which chooses the downlink rates itself", m.kind()), json!(null));
+            if let (Some(_), "downlink_rate_control") = (ap.and_then(|a| a.law()), key) {
+                is.push(loc.key(key), "the AP runs mechanism `law`, which chooses the downlink rates itself", json!(null));
                 continue;
             }
             let (ap_path, sta_path) = crate::mac::config::default_paths(w);

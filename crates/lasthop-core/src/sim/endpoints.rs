@@ -1,7 +1,7 @@
 //! The flows' endpoints: what each kind of flow sends, and what its ends do with what arrives (UDP
 //! and saturated sources, echo, TCP with its video application, RTC calls, external packets).
 
-use super::payload::Payload;
+use crate::payload::Payload;
 use super::world::{rearm, Event, World};
 use crate::app::UdpSource;
 use crate::engine::TimerId;

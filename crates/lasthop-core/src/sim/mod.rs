@@ -6,15 +6,14 @@
 //! * `open` — [`Sim`]: `next_wakeup` / `advance_to` / `inject` / `drain_egress` / `finish`; `run`;
 //! * `world` — the world's state, events and packet forwarding between nodes;
 //! * `endpoints` — what each kind of flow sends and what its ends do with what arrives;
-//! * `payload` — what packets carry beyond their header fields, in one store;
 //! * `mech` — the AP mechanisms' hooks in the forwarding path;
 //! * `build` — the world from a scenario; `report` — the run's output; [`topology`] — routing.
 
 mod build;
+mod build_flows;
 mod endpoints;
 mod mech;
 mod open;
-mod payload;
 mod report;
 pub mod topology;
 mod world;

@@ -83,7 +83,7 @@ impl World {
                 "links": links,
                 "wifi": wifi,
                 "transports": transports,
-                "mechanisms": self.mechs.iter().map(|m| m.stats()).collect::<Vec<_>>(),
+                "mechanisms": self.mechs.list.iter().map(|m| m.stats()).collect::<Vec<_>>(),
             }),
             events: self.q.events_processed(),
             event_digest: self.digest,

@@ -71,7 +71,7 @@ pub(crate) struct World {
     /// `route[node][dst]` = the next hop.
     pub route: Vec<Vec<Option<Hop>>>,
     /// What the packets in flight carry beyond their header fields.
-    pub payloads: super::payload::Payloads,
+    pub payloads: crate::payload::Payloads,
     pub medium: Option<Medium>,
     pub delivered: Vec<(NodeId, Packet)>,
     pub sources: Vec<FlowSource>,
@@ -79,17 +79,9 @@ pub(crate) struct World {
     pub log: PacketLog,
     pub next_packet_id: u64,
     pub drops: Vec<Dropped>,
-    /// MPDUs whose transmission began during a medium call, when an AP mechanism watches them.
-    pub air_started: Vec<(u64, NodeId)>,
     pub digest: u64,
-    /// AP mechanisms (Zhuge, FastAck, ABC), and which AP node, stand-in pipe and station each serves.
-    pub mechs: Vec<super::mech::ApMech>,
-    pub mech_of_node: Vec<Option<usize>>,
-    pub mech_of_pipe: Vec<Option<usize>>,
-    pub mech_of_station: Vec<Option<usize>>,
-    /// FastAck local retransmissions decided while handling an uplink ACK: (mech, flow, seq, len,
-    /// header, station).
-    pub pending_local: Vec<(usize, u32, u64, u32, crate::packet::Hdr, NodeId)>,
+    /// The hooks of the mechanisms installed on the APs.
+    pub mechs: super::mech::Mechs,
     /// Packets of `external` flows delivered at either end, for `Sim::drain_egress`.
     pub egress: Vec<super::Egress>,
 }
@@ -123,7 +115,7 @@ impl World {
             Event::Mech { ap } => self.on_mech_timer(now, ap as usize),
             Event::Wifi(ev) => {
                 let m = self.medium.as_mut().expect("Wi-Fi events need a medium");
-                let air_started = (!self.mechs.is_empty()).then_some(&mut self.air_started);
+                let air_started = (!self.mechs.is_empty()).then_some(&mut self.mechs.air_started);
                 let mut out = Outputs { log: &mut self.log, delivered: &mut self.delivered, dropped: &mut self.drops, air_started };
                 m.handle(now, ev, &mut WifiSched(&mut self.q), &mut out);
                 self.drain(now);
@@ -141,10 +133,9 @@ impl World {
         while i < self.delivered.len() {
             let (at, pkt) = self.delivered[i];
             i += 1;
-            if let Some(&Some(m)) = self.mech_of_station.get(at as usize) {
-                if self.mechs[m].down_pipe.is_none() {
-                    self.mech_departed(now, m, pkt.id, pkt.dst);
-                }
+            let r = self.wifi_mechs_of_station(at);
+            if !r.is_empty() {
+                self.mech_departed(now, r, pkt.id, pkt.dst);
             }
             self.arrive(now, at, pkt);
         }
@@ -159,20 +150,14 @@ impl World {
             return;
         }
         let hop = self.route[at as usize][pkt.dst as usize].expect("validated scenarios are routable");
-        if let Some(m) = self.mech_at(at) {
-            if self.mech_of_station.get(pkt.src as usize).copied().flatten() == Some(m) {
-                if self.mech_uplink(now, m, pkt) {
-                    return;
-                }
-            } else {
-                self.mech_downlink(now, m, &mut pkt, hop);
-            }
+        if !self.mechs.is_empty() && self.mech_forward(now, at, &mut pkt, hop) {
+            return;
         }
         let pipe = match hop {
             Hop::Pipe(p) => p,
             Hop::Wifi(next) => {
                 let m = self.medium.as_mut().expect("Wi-Fi hops need a medium");
-                let air_started = (!self.mechs.is_empty()).then_some(&mut self.air_started);
+                let air_started = (!self.mechs.is_empty()).then_some(&mut self.mechs.air_started);
                 let mut out = Outputs { log: &mut self.log, delivered: &mut self.delivered, dropped: &mut self.drops, air_started };
                 m.enqueue(now, at, next, pkt, &mut WifiSched(&mut self.q), &mut out);
                 self.drain_air_started(now);
@@ -224,8 +209,9 @@ impl World {
         }
         let at = now + p.delay;
         self.q.schedule(at, Event::PipeArrive { pipe, pkt });
-        if let Some(&Some(m)) = self.mech_of_pipe.get(pipe as usize) {
-            self.mech_departed(now, m, pkt.id, pkt.dst);
+        let r = self.mechs_of_pipe(pipe);
+        if !r.is_empty() {
+            self.mech_departed(now, r, pkt.id, pkt.dst);
         }
         self.kick_pipe(now, pipe);
     }
@@ -237,7 +223,7 @@ impl World {
             self.mech_dropped(now, &pkt);
         }
         let origin = match self.payloads.remove(pkt.id) {
-            Some(super::payload::Payload::EchoOrigin(t)) => t,
+            Some(crate::payload::Payload::EchoOrigin(t)) => t,
             _ => pkt.sent,
         };
         // Feedback against the flow's direction (TCP ACKs, RTCP, an external flow's reverse packets) is

@@ -118,3 +118,78 @@ fn mechanism_errors_name_the_field() {
     let e = Scenario::from_toml_str(&s, Path::new(".")).unwrap_err().to_string();
     assert!(e.contains("aps[0].mechanism.flows[0]") && e.contains("nope"), "{e}");
 }
+
+/// A home BSS (802.11n, Linux AP) with a GCC call to a laptop whose channel dips and a Cubic download
+/// to a TV; the AP runs `mechanisms`.
+fn home(mechanisms: &str) -> String {
+    format!(
+        r#"
+duration_s = 30
+warmup_s = 3
+[[servers]]
+name = "server"
+[[aps]]
+name = "ap"
+mechanisms = [{mechanisms}]
+last_hop = {{ type = "wifi", standard = "ht", profile = "linux", rate_control = {{ type = "fixed", mcs = 4 }} }}
+[[stations]]
+name = "laptop"
+channel = {{ type = "ramp", points = [[0.0, 26.0], [12.0, 26.0], [14.0, 12.0], [16.0, 12.0], [18.0, 26.0]], fading = {{ type = "rayleigh", coherence_ms = 20 }} }}
+[[stations]]
+name = "tv"
+channel = {{ type = "fixed_snr", snr_db = 30 }}
+[[links]]
+a = "server"
+b = "ap"
+rate_mbps = 1000
+delay_ms = 15
+[[flows]]
+name = "call"
+type = "rtc"
+from = "server"
+to = "laptop"
+rtc = {{ rate_control = {{ type = "gcc", max_kbps = 10000 }} }}
+[[flows]]
+name = "download"
+type = "tcp"
+from = "server"
+to = "tv"
+start_s = 1
+"#
+    )
+}
+
+fn flow<'a>(out: &'a RunOutput, name: &str) -> &'a lasthop_core::stats::FlowSummary {
+    out.flows.iter().find(|f| f.flow == name).unwrap()
+}
+
+/// Law and Zhuge installed together on one AP, on three seeds. Law shapes the AP's transmit path: its
+/// Limit_q drops and hardware time limits show in the AP's Wi-Fi counters. Zhuge rewrites the call's
+/// TWCC and delays the download's ACKs: its counters show both, as on a Zhuge-only AP, and none show on
+/// a Law-only AP. Each alone lowers the call's median frame latency below the stock AP's, and together
+/// they lower it below either alone.
+#[test]
+fn law_and_zhuge_on_one_ap_both_act() {
+    for seed in 1..=3 {
+        let [none, law, zhuge, both] = ["", r#"{ type = "law" }"#, r#"{ type = "zhuge" }"#, r#"{ type = "law" }, { type = "zhuge" }"#].map(|m| run(&home(m), seed));
+        let path = |o: &RunOutput| o.components["wifi"]["nodes"][0]["path"].clone();
+        for o in [&law, &both] {
+            assert_eq!(path(o)["type"], "law");
+            assert!(path(o)["driver"]["driver_deadline_drops"].as_u64().unwrap() > 0 && path(o)["driver"]["hw_time_limit_returns"].as_u64().unwrap() > 0);
+        }
+        assert_eq!(path(&zhuge)["type"], "linux");
+        assert_eq!(law.components["mechanisms"], serde_json::json!([]));
+        for o in [&zhuge, &both] {
+            let m = &o.components["mechanisms"][0];
+            assert_eq!(m["type"], "zhuge");
+            assert!(m["generated"].as_u64().unwrap() > 1000, "rewritten TWCC: {m}");
+            assert!(m["client_twcc_forwarded_for_rtt_only"].as_u64().unwrap() > 100);
+            assert!(m["uplink_held"].as_u64().unwrap() > 100, "delayed ACKs: {m}");
+        }
+        let call = |o: &RunOutput| flow(o, "call").clone();
+        let (n, l, z, b) = (call(&none), call(&law), call(&zhuge), call(&both));
+        // Each mechanism takes something off the call's median frame latency that the other leaves.
+        let p50 = |c: &lasthop_core::stats::FlowSummary| c.frame_latency_p50_ms.unwrap();
+        assert!(p50(&b) < p50(&l) && p50(&b) < p50(&z) && p50(&l).max(p50(&z)) < p50(&n));
+    }
+}

@@ -41,7 +41,7 @@
 //!
 //! # Wiring at an AP
 //!
-//! Nothing here is wired into the simulator yet. Every component takes `now` and returns actions; the
+//! [`hooks`] wires them in as [`crate::mech::ApHook`]s. Every component takes `now` and returns actions; the
 //! time-driven ones expose `next_wakeup()` and a `poll`. One set of components serves one managed flow;
 //! every flow's Fortune Teller (and the ABC marker) observes the whole egress the flow's packets cross.
 //!
@@ -145,6 +145,7 @@ pub mod egress;
 pub mod fastack;
 pub mod fortune_teller;
 pub mod hold;
+pub(crate) mod hooks;
 pub mod twcc_rewriter;
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 /// The payload of one packet in flight.
 #[derive(Debug)]
-pub(crate) enum Payload {
+pub enum Payload {
     /// An echo reply: the send time of the request it answers.
     EchoOrigin(SimTime),
     /// A TCP ACK's SACK blocks.
@@ -25,7 +25,7 @@ pub(crate) enum Payload {
 
 /// Payloads of the packets in flight.
 #[derive(Debug, Default)]
-pub(crate) struct Payloads(BTreeMap<u64, Payload>);
+pub struct Payloads(BTreeMap<u64, Payload>);
 
 macro_rules! take {
     ($(#[$m:meta])* $name:ident, $variant:ident, $t:ty) => {

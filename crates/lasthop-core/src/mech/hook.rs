@@ -1,0 +1,209 @@
+//! The hook points a mechanism has at an AP, and the install surface that puts mechanisms there.
+//!
+//! A mechanism is a bundle of role implementations plus optional hooks (STYLE.md §9). It installs
+//! itself on a node through [`NodeBuilder`]: it may claim a role slot that only one mechanism may fill
+//! (the transmit path, the downlink rate control, the flows' feedback, ECN marking) and add an
+//! [`ApHook`] that sees the AP's traffic. Two mechanisms that claim one role are refused
+//! ([`InstallError::Conflict`]); the scenario reports it at the second one's path.
+//!
+//! An [`ApHook`] sees, for a downlink packet, in this order:
+//! 1. [`ApHook::on_downlink`]: the packet reached the AP on its way to a station, before it is queued;
+//! 2. [`ApHook::on_egress`]: the egress events of the AP's last-hop queue (admitted, moved to the
+//!    driver, left the driver for the link, dropped), for the packets it was shown in step 1;
+//! 3. [`ApHook::on_delivered`]: the packet reached its station.
+//!
+//! For an uplink packet from one of the AP's stations, [`ApHook::on_uplink`] decides: forward, hold
+//! until a release time, consume, or forward the client's congestion feedback for RTT samples only.
+//! The first hook (in installation order) that does not forward decides. [`ApHook::poll`] runs at the
+//! hook's [`ApHook::next_wakeup`] and emits packets from the AP toward the flows' senders (rewritten
+//! feedback, generated ACKs). Every method defaults to doing nothing.
+
+use crate::packet::{Hdr, NodeId, Packet};
+use crate::payload::Payloads;
+use crate::time::SimTime;
+
+pub use crate::mech::zhuge::LinkKind;
+
+/// One egress event of the AP's last-hop queue, for a packet a hook was shown by `on_downlink`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EgressEvent {
+    /// Admitted to the egress (a refusal comes as a `Drop` at the same instant).
+    Enqueue { id: u64, bytes: u32, flow: u32, dst: NodeId, stage: crate::mech::zhuge::Stage },
+    /// Moved from the qdisc to the driver (the stand-in link started serializing it).
+    ToDriver { id: u64, dst: NodeId },
+    /// Left the driver for the link: transmission start on a stand-in, the first transmission attempt
+    /// over 802.11, or delivery if it had not left before.
+    Dequeue { id: u64, dst: NodeId },
+    /// Dropped; `in_egress`: it had not left the driver yet.
+    Drop { id: u64, dst: NodeId, flow: u32, hdr: Hdr, in_egress: bool },
+}
+
+/// What to do with an uplink packet at the AP.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Uplink {
+    Forward,
+    /// Forward it at this time (in order with the others held).
+    Hold(SimTime),
+    /// Take it out: the hook answers in its place.
+    Consume,
+    /// Consume it and send this TCP segment again from the AP to the packet's sender (FastAck's local
+    /// retransmission).
+    Retransmit { seq: u64, len: u32 },
+    /// Forward the client's congestion feedback for RTT samples only (its rate feedback is the AP's).
+    StripCc,
+}
+
+/// A packet a hook sends from the AP toward a flow's sender.
+#[derive(Clone, Debug)]
+pub struct Generated {
+    pub flow: u32,
+    pub hdr: Hdr,
+    pub size: u32,
+    /// The RTCP message it carries, if any.
+    pub rtcp: Option<crate::app::rtc::Rtcp>,
+}
+
+/// A mechanism's hooks at an AP. Each method takes `now`; all default to no-ops.
+pub trait ApHook {
+    /// A downlink packet of this AP, before it is queued; the hook may rewrite header fields. Returns
+    /// the hook's forecast of the packet's delay through the egress (ns), if it makes one; the world
+    /// compares it with the delay the packet then sees.
+    fn on_downlink(&mut self, _now: SimTime, _pkt: &mut Packet, _payloads: &Payloads) -> Option<u64> {
+        None
+    }
+    /// An egress event for a packet it was shown.
+    fn on_egress(&mut self, _now: SimTime, _ev: EgressEvent) {}
+    /// A downlink packet of this AP reached its station.
+    fn on_delivered(&mut self, _now: SimTime, _pkt: &Packet) {}
+    /// An uplink packet from one of this AP's stations.
+    fn on_uplink(&mut self, _now: SimTime, _pkt: &Packet, _payloads: &Payloads) -> Uplink {
+        Uplink::Forward
+    }
+    /// Packets to send now toward the flows' senders.
+    fn poll(&mut self, _now: SimTime, _out: &mut Vec<Generated>) {}
+    /// When [`ApHook::poll`] next has something to do.
+    fn next_wakeup(&self) -> Option<SimTime> {
+        None
+    }
+    /// A run-time command (`commands = [...]` in the scenario, `Sim::command`): apply `set`, or say which
+    /// key is wrong and why.
+    fn on_command(&mut self, _now: SimTime, set: &serde_json::Map<String, serde_json::Value>) -> Result<(), (String, String)> {
+        match set.keys().next() {
+            Some(k) => Err((k.clone(), "this mechanism takes no run-time commands".into())),
+            None => Ok(()),
+        }
+    }
+    /// `type` and per-flow counters for `summary.json`.
+    fn stats(&self) -> (&'static str, Vec<serde_json::Value>);
+}
+
+/// A flow that ends at one of the node's stations, as a mechanism chooses which flows it manages.
+#[derive(Clone, Debug)]
+pub struct FlowInfo {
+    /// Index in the scenario's `flows`.
+    pub index: u32,
+    pub name: String,
+    /// The flow's `type` (`rtc`, `tcp`, `tcp_video`, ...).
+    pub kind: &'static str,
+    /// The station it ends at.
+    pub station: NodeId,
+}
+
+/// A role only one mechanism on a node may fill.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Role {
+    /// The node's transmit path below the network layer (driver queue, hardware queue, PSDUs).
+    TransmitPath,
+    /// The choice of downlink rates.
+    RateControl,
+    /// The uplink feedback (TCP ACKs, RTCP) of the flows it manages.
+    Feedback,
+    /// The ECN codepoint of downlink packets.
+    EcnMarking,
+}
+
+impl Role {
+    /// How an error message names what the role sets.
+    pub fn what(self) -> &'static str {
+        match self {
+            Role::TransmitPath => "set the transmit path",
+            Role::RateControl => "choose the downlink rates",
+            Role::Feedback => "act on the flows' feedback",
+            Role::EcnMarking => "mark ECN",
+        }
+    }
+}
+
+/// Why a mechanism could not be installed.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum InstallError {
+    #[error("{first} and {second} both {}", .role.what())]
+    Conflict { role: Role, first: String, second: String },
+    #[error("{mechanism} needs {needs}")]
+    Unsupported { mechanism: String, needs: String },
+}
+
+/// What a mechanism's installation produces for the simulator to build.
+pub enum Install {
+    /// Law's transmit path (built with the 802.11 BSS).
+    LawPath(crate::mech::law::LawParams),
+}
+
+/// A node under construction, as mechanisms see it: what it is, and its role slots.
+pub struct NodeBuilder {
+    /// The node's name (for RNG paths and reports).
+    pub name: String,
+    pub link: LinkKind,
+    /// The flows to the node's stations, in scenario order.
+    pub flows: Vec<FlowInfo>,
+    /// The run's master seed, for RNGs derived from a path.
+    pub seed: u64,
+    claims: Vec<(Role, String)>,
+    pub(crate) installs: Vec<Install>,
+    pub(crate) hooks: Vec<(String, Box<dyn ApHook>)>,
+}
+
+impl NodeBuilder {
+    pub fn new(name: String, link: LinkKind, flows: Vec<FlowInfo>, seed: u64) -> Self {
+        NodeBuilder { name, link, flows, seed, claims: Vec::new(), installs: Vec::new(), hooks: Vec::new() }
+    }
+
+    /// Claims `role` for mechanism `by`; refused if another mechanism holds it.
+    pub fn claim(&mut self, role: Role, by: &str) -> Result<(), InstallError> {
+        if let Some((_, first)) = self.claims.iter().find(|(r, _)| *r == role) {
+            return Err(InstallError::Conflict { role, first: first.clone(), second: by.to_string() });
+        }
+        self.claims.push((role, by.to_string()));
+        Ok(())
+    }
+
+    /// Whether a mechanism holds `role`.
+    pub fn claimed(&self, role: Role) -> bool {
+        self.claims.iter().any(|(r, _)| *r == role)
+    }
+
+    /// Adds mechanism `by`'s hooks; hooks see traffic in the order they were added.
+    pub fn add_hook(&mut self, by: &str, hook: Box<dyn ApHook>) {
+        self.hooks.push((by.to_string(), hook));
+    }
+
+    /// Asks the simulator to build part of the node differently (Law's transmit path).
+    pub fn set(&mut self, i: Install) {
+        self.installs.push(i);
+    }
+
+    /// Law's parameters, if a mechanism installed Law's transmit path.
+    pub fn law(&self) -> Option<&crate::mech::law::LawParams> {
+        self.installs.iter().map(|Install::LawPath(p)| p).next()
+    }
+}
+
+/// A mechanism: what it claims and adds on a node.
+pub trait Mechanism {
+    /// Its name in messages (`law`, `zhuge`, ...).
+    fn name(&self) -> &'static str;
+    /// The roles it claims on every node it is installed on.
+    fn roles(&self) -> &'static [Role];
+    /// Claims its roles and adds its parts.
+    fn install(&self, node: &mut NodeBuilder) -> Result<(), InstallError>;
+}
