@@ -41,6 +41,16 @@ impl UdpSource {
         UdpSource { pattern, packet_bytes, start, stop, next: start, carry: 0.0, exact_gap_ns }
     }
 
+    /// Changes the rate from the next gap on (a run-time command).
+    pub fn set_rate(&mut self, rate: BitRate) {
+        self.exact_gap_ns = self.packet_bytes as f64 * 8.0 * 1e9 / rate.bps() as f64;
+        self.pattern = match self.pattern {
+            UdpPattern::Poisson { .. } => UdpPattern::Poisson { mean_gap_ns: self.exact_gap_ns },
+            UdpPattern::Cbr { .. } => UdpPattern::Cbr { gap: SimDuration::from_ns(self.exact_gap_ns.floor() as u64) },
+        };
+        self.carry = 0.0;
+    }
+
     /// The first send time (for Poisson, one exponential gap after `start`).
     pub fn first(&mut self, rng: &mut Rng) -> Option<SimTime> {
         if let UdpPattern::Poisson { mean_gap_ns } = self.pattern {

@@ -190,6 +190,12 @@ impl ChannelModel {
         }
     }
 
+    /// Replaces the mean SNR by a constant from now on (a run-time command); fading and the office
+    /// model's offsets stay.
+    pub fn set_mean_snr(&mut self, snr_db: f64) {
+        self.mean = Mean::Const(snr_db);
+    }
+
     /// SNR in dB at `now`.
     #[inline]
     pub fn snr_db(&mut self, now: SimTime) -> f64 {

@@ -297,6 +297,20 @@ impl Medium {
         }
     }
 
+    /// Sets the mean SNR of both links of station `station` (a run-time command); fading stays.
+    pub fn set_mean_snr(&mut self, station: NodeId, snr_db: f64) {
+        let Some(n) = self.node_of.get(station as usize).copied().flatten() else { return };
+        for l in self.links.iter_mut().filter(|l| l.tx == n || l.rx == n) {
+            l.channel.set_mean_snr(snr_db);
+        }
+    }
+
+    /// The transmit path of world node `node`, if it is a Wi-Fi node.
+    pub fn path_mut(&mut self, node: NodeId) -> Option<&mut TxPath> {
+        let n = self.node_of.get(node as usize).copied().flatten()?;
+        Some(&mut self.nodes[n as usize].path)
+    }
+
     /// Starts recording [`MediumTrace`] entries.
     pub fn enable_trace(&mut self) {
         self.trace = Some(Vec::new());

@@ -138,6 +138,14 @@ impl Mechanism for MechanismConfig {
         }
     }
 
+    /// Law's limits change at run time (`aps.<ap>.law`, applied by its transmit path).
+    fn command_keys(&self) -> &'static [&'static str] {
+        match self {
+            MechanismConfig::Law(_) => &["limit_q_ms", "limit_h_ms"],
+            _ => &[],
+        }
+    }
+
     fn install(&self, node: &mut NodeBuilder) -> Result<(), InstallError> {
         let name = self.kind();
         if matches!(self, MechanismConfig::Law(_)) && node.link != LinkKind::Wifi {

@@ -206,4 +206,9 @@ pub trait Mechanism {
     fn roles(&self) -> &'static [Role];
     /// Claims its roles and adds its parts.
     fn install(&self, node: &mut NodeBuilder) -> Result<(), InstallError>;
+    /// The keys a run-time command to it may set (`commands = [{ target = "aps.<ap>.<name>", set }]`);
+    /// its hook's [`ApHook::on_command`] (or the component it installed) applies them.
+    fn command_keys(&self) -> &'static [&'static str] {
+        &[]
+    }
 }

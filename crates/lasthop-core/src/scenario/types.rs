@@ -43,6 +43,9 @@ pub struct Scenario {
     /// What the run writes.
     #[serde(default)]
     pub output: OutputOptions,
+    /// Parameter changes at given times (`[{ at_s, target, set }]`, see `sim::command`); default none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<crate::sim::CommandConfig>,
 }
 
 /// A wired host.

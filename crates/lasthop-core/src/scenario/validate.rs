@@ -43,6 +43,10 @@ pub fn validate(sc: &Scenario) -> Result<(), ScenarioError> {
         check_flow(sc, f, &root.key("flows").index(i), &names, &mut is);
     }
     if is.0.is_empty() {
+        // Commands name nodes and flows: resolve them once those are known to be sound.
+        check_commands(sc, &mut is);
+    }
+    if is.0.is_empty() {
         Ok(())
     } else {
         Err(ScenarioError { issues: is.0 })
@@ -278,6 +282,21 @@ fn check_flow(sc: &Scenario, f: &Flow, loc: &Loc, names: &BTreeMap<String, NodeK
             check_packet_bytes(*packet_bytes, loc, is);
             if *backlog == 0 {
                 is.push(loc.key("backlog"), "must be at least 1", json!(backlog));
+            }
+        }
+    }
+}
+
+fn check_commands(sc: &Scenario, is: &mut Issues) {
+    for (i, c) in sc.commands.iter().enumerate() {
+        let loc = Loc::root().key("commands").index(i);
+        if !(c.at_s.is_finite() && (0.0..=sc.duration_s).contains(&c.at_s)) {
+            is.push(loc.key("at_s"), format!("must be within the run, 0..={} s", sc.duration_s), json!(c.at_s));
+        }
+        if let Err((key, msg)) = crate::sim::command::resolve(sc, &c.target, &c.set) {
+            match key {
+                Some(k) => is.push(loc.key("set").key(&k), msg, c.set.get(&k).cloned().unwrap_or(json!(null))),
+                None => is.push(loc.key("target"), msg, json!(c.target)),
             }
         }
     }

@@ -78,6 +78,7 @@ impl Built {
             digest: 0xcbf2_9ce4_8422_2325,
             mechs,
             egress: Vec::new(),
+            commands: sc.commands.iter().map(|c| (super::command::resolve(sc, &c.target, &c.set).expect("validated"), c.set.clone())).collect(),
         }
     }
 }
@@ -232,7 +233,7 @@ impl<'a> Net<'a> {
         for (ai, node) in self.aps.iter_mut().enumerate() {
             let (ap, ap_id, down) = (&self.sc.aps[ai].name, topology::ap_node(self.sc, ai), self.down_pipe_of_ap[ai]);
             let start = m.list.len();
-            m.list.extend(node.hooks.drain(..).map(|(_, hook)| ApMech::new(ap.clone(), ap_id, down, hook)));
+            m.list.extend(node.hooks.drain(..).map(|(kind, hook)| ApMech::new(kind, ap.clone(), ap_id, down, hook)));
             let r = start..m.list.len();
             m.of_ap[ap_id as usize] = r.clone();
             if let Some(p) = down {

@@ -35,6 +35,8 @@ pub(crate) struct Admitted {
 
 /// One mechanism's hook at one AP, and what the world keeps for it.
 pub(crate) struct ApMech {
+    /// The mechanism that installed the hook (`zhuge`, ...), for run-time commands.
+    pub kind: String,
     pub ap_name: String,
     pub ap: NodeId,
     /// The stand-in last hop's downlink pipe, if the last hop is not 802.11.
@@ -82,8 +84,9 @@ impl Mechs {
 }
 
 impl ApMech {
-    pub(crate) fn new(ap_name: String, ap: NodeId, down_pipe: Option<u32>, hook: Box<dyn ApHook>) -> Self {
+    pub(crate) fn new(kind: String, ap_name: String, ap: NodeId, down_pipe: Option<u32>, hook: Box<dyn ApHook>) -> Self {
         ApMech {
+            kind,
             ap_name,
             ap,
             down_pipe,
@@ -351,6 +354,16 @@ impl World {
             self.arrive(now, ap, p);
         }
         self.mech_rearm(m);
+    }
+
+    /// A run-time command to the hook of mechanism `kind` at AP node `ap`.
+    pub(crate) fn mech_command(&mut self, now: SimTime, ap: NodeId, kind: &str, set: &serde_json::Map<String, serde_json::Value>) -> Result<(), super::command::Refusal> {
+        let Some(m) = Mechs::get(&self.mechs.of_ap, ap as usize).find(|&m| self.mechs.list[m].kind == kind) else {
+            return Err((None, format!("no `{kind}` hook at this access point")));
+        };
+        self.mechs.list[m].hook.on_command(now, set).map_err(|(k, msg)| (Some(k), msg))?;
+        self.mech_rearm(m);
+        Ok(())
     }
 
     fn mech_rearm(&mut self, m: usize) {

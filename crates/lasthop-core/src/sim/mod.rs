@@ -6,10 +6,11 @@
 //! * `open` — [`Sim`]: `next_wakeup` / `advance_to` / `inject` / `drain_egress` / `finish`; `run`;
 //! * `world` — the world's state, events and packet forwarding between nodes;
 //! * `endpoints` — what each kind of flow sends and what its ends do with what arrives;
-//! * `mech` — the AP mechanisms' hooks in the forwarding path;
+//! * `mech` — the AP mechanisms' hooks in the forwarding path; [`command`] — run-time commands;
 //! * `build` — the world from a scenario; `report` — the run's output; [`topology`] — routing.
 
 mod build;
+pub mod command;
 mod build_flows;
 mod endpoints;
 mod mech;
@@ -18,4 +19,5 @@ mod report;
 pub mod topology;
 mod world;
 
-pub use open::{run, Egress, InjectError, Injected, Port, Progress, RunError, RunOutput, Sim};
+pub use command::CommandConfig;
+pub use open::{run, CommandError, Egress, InjectError, Injected, Port, Progress, RunError, RunOutput, Sim};

@@ -82,9 +82,18 @@ pub enum InjectError {
     Ended(SimTime),
 }
 
+/// Why a run-time command was refused: the key of `set` at fault (`None`: the target) and why.
+#[derive(Debug, thiserror::Error, PartialEq)]
+#[error("{}{msg}", .key.as_ref().map(|k| format!("set.{k}: ")).unwrap_or_default())]
+pub struct CommandError {
+    pub key: Option<String>,
+    pub msg: String,
+}
+
 /// A model the caller steps.
 pub struct Sim {
     w: Box<World>,
+    scenario: Scenario,
 }
 
 impl Sim {
@@ -92,7 +101,10 @@ impl Sim {
     pub fn new(scenario: &Scenario, seed: u64) -> Sim {
         let mut w = Box::new(Built::world(scenario, seed));
         w.start();
-        Sim { w }
+        for (i, c) in scenario.commands.iter().enumerate() {
+            w.q.schedule(super::build::secs(c.at_s), super::world::Event::Command { idx: i as u32 });
+        }
+        Sim { w, scenario: scenario.clone() }
     }
 
     /// The model's clock: the last event processed, or the time last advanced to.
@@ -175,6 +187,15 @@ impl Sim {
         }
         self.w.arrive(now, p.src, p);
         Ok(p.id)
+    }
+
+    /// Applies a run-time command now (after every event due now): `target` and `set` as in the
+    /// scenario's `commands` (see [`super::command`]).
+    pub fn command(&mut self, target: &str, set: &serde_json::Map<String, serde_json::Value>) -> Result<(), CommandError> {
+        let err = |(key, msg)| CommandError { key, msg };
+        let t = super::command::resolve(&self.scenario, target, set).map_err(err)?;
+        let now = self.now();
+        self.w.apply_command(now, &t, set).map_err(err)
     }
 
     /// The packets of `external` flows delivered since the last call, in delivery order.

@@ -25,6 +25,8 @@ pub(crate) enum Event {
     FlowTimer { flow: u32 },
     /// The timer of the mechanism at AP mechanism index `ap`.
     Mech { ap: u32 },
+    /// The scenario's command `idx` is due.
+    Command { idx: u32 },
 }
 
 /// The next hop of a route.
@@ -60,6 +62,7 @@ impl Event {
             Event::Wifi(WifiEvent::HwDeadline { node, ac }) => 9 | (*node as u64) << 8 | (*ac as u64) << 40,
             Event::FlowTimer { flow } => 8 | (*flow as u64) << 8,
             Event::Mech { ap } => 9 | (*ap as u64) << 8,
+            Event::Command { idx } => 10 | (*idx as u64) << 8,
         }
     }
 }
@@ -84,6 +87,8 @@ pub(crate) struct World {
     pub mechs: super::mech::Mechs,
     /// Packets of `external` flows delivered at either end, for `Sim::drain_egress`.
     pub egress: Vec<super::Egress>,
+    /// The scenario's commands, resolved, in order (`Event::Command` indexes them).
+    pub commands: Vec<(super::command::Target, serde_json::Map<String, serde_json::Value>)>,
 }
 
 /// Points `timer` at `next`: unchanged if it already fires then, else the old event is cancelled and
@@ -113,6 +118,10 @@ impl World {
             }
             Event::FlowTimer { flow } => self.on_flow_timer(now, flow),
             Event::Mech { ap } => self.on_mech_timer(now, ap as usize),
+            Event::Command { idx } => {
+                let (t, set) = self.commands[idx as usize].clone();
+                self.apply_command(now, &t, &set).expect("resolved at validation");
+            }
             Event::Wifi(ev) => {
                 let m = self.medium.as_mut().expect("Wi-Fi events need a medium");
                 let air_started = (!self.mechs.is_empty()).then_some(&mut self.mechs.air_started);

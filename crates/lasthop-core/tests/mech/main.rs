@@ -2,6 +2,7 @@
 
 use lasthop_core::scenario::Scenario;
 use lasthop_core::sim::{self, RunOutput};
+use lasthop_core::stats::{Stage, NO_TIME};
 use std::path::{Path, PathBuf};
 
 fn run(toml: &str, seed: u64) -> RunOutput {
@@ -192,4 +193,32 @@ fn law_and_zhuge_on_one_ap_both_act() {
         let p50 = |c: &lasthop_core::stats::FlowSummary| c.frame_latency_p50_ms.unwrap();
         assert!(p50(&b) < p50(&l) && p50(&b) < p50(&z) && p50(&l).max(p50(&z)) < p50(&n));
     }
+}
+
+/// A run-time command to Law (`aps.ap.law`): Limit_q cut from 40 to 2 ms at 15 s. From then on Law
+/// drops more at the driver and the packets it delivers waited far less at the AP than in the same run
+/// without the command; before 15 s the two runs are the same.
+#[test]
+fn law_limits_change_at_run_time() {
+    let base = home(r#"{ type = "law" }"#);
+    let cut = base.clone() + "[[commands]]\nat_s = 15\ntarget = \"aps.ap.law\"\nset = { limit_q_ms = 2 }\n";
+    let drops = |o: &RunOutput| o.components["wifi"]["nodes"][0]["path"]["driver"]["driver_deadline_drops"].as_u64().unwrap();
+    let (a, b) = (run(&base, 1), run(&cut, 1));
+    assert!(drops(&b) > drops(&a), "{} vs {}", drops(&b), drops(&a));
+    let first_diff = (0..a.packets.flow.len()).find(|&i| a.packets.drop_reason[i] != b.packets.drop_reason[i]).unwrap();
+    assert!(a.packets.stages[0][first_diff] > 14_900_000_000, "runs differ only after the command");
+    // Wait at the AP (entering its queues to the first attempt on the air) of the delivered packets
+    // sent after 16 s, 99th percentile.
+    let wait_p99 = |o: &RunOutput| {
+        let p = &o.packets;
+        let (enq, air, dlv) = (Stage::TxqEnq as usize, Stage::AirStart as usize, Stage::Delivered as usize);
+        let mut w: Vec<u64> = (0..p.flow.len())
+            .filter(|&i| p.stages[0][i] > 16_000_000_000 && p.stages[dlv][i] != NO_TIME && p.stages[enq][i] != NO_TIME && p.reverse[i] == 0)
+            .map(|i| p.stages[air][i] - p.stages[enq][i])
+            .collect();
+        w.sort_unstable();
+        lasthop_core::stats::percentile(&w, 99.0).unwrap()
+    };
+    let (wa, wb) = (wait_p99(&a), wait_p99(&b));
+    assert!(wb < 4_000_000 && wa > 2 * wb, "p99 wait at the AP: {wa} ns without, {wb} ns with the cut");
 }

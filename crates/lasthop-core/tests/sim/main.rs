@@ -169,3 +169,81 @@ fn injections_that_cannot_be_taken_are_refused() {
     assert_eq!(s.now(), s.end());
     assert!(bad(&mut s, video, 1200, None).contains("the run ended"));
 }
+
+/// Gaps between consecutive sends of flow `flow`, with the time of the later send.
+fn send_gaps(out: &RunOutput, flow: u32) -> Vec<(u64, u64)> {
+    let sent: Vec<u64> = (0..out.packets.flow.len()).filter(|&i| out.packets.flow[i] == flow && out.packets.reverse[i] == 0).map(|i| out.packets.stages[Stage::Sent as usize][i]).collect();
+    sent.windows(2).map(|w| (w[1], w[1] - w[0])).collect()
+}
+
+/// `commands` in the scenario: the CBR flow's rate drops from 2 to 0.5 Mbit/s at 2 s (its gap grows
+/// from 4.8 to 19.2 ms from the packet after that instant), and the same change made by a caller
+/// through `Sim::command` at 2 s gives the same packets.
+#[test]
+fn a_command_changes_a_rate_from_that_instant_on() {
+    let cmd = "[[commands]]\nat_s = 2\ntarget = \"flows.video\"\nset = { rate_mbps = 0.5 }\n";
+    let toml = home(CBR) + cmd;
+    let out = closed(&scenario(&toml));
+    let at = 2_000_000_000;
+    let gaps = send_gaps(&out, 3);
+    assert!(gaps.iter().filter(|g| g.0 <= at).all(|g| g.1 == 4_800_000), "before: 4.8 ms");
+    // The packet already scheduled when the command runs keeps its time; every gap after it is 19.2 ms.
+    let after: Vec<u64> = gaps.iter().filter(|g| g.0 > at).map(|g| g.1).collect();
+    assert!(after.len() > 100 && after[1..].iter().all(|&g| g == 19_200_000), "{:?}", &after[..3]);
+    assert!(after[0] <= 19_200_000);
+
+    let mut s = Sim::new(&scenario(&home(CBR)), 3);
+    s.advance_to(SimTime::from_secs(2));
+    let set = serde_json::json!({ "rate_mbps": 0.5 });
+    s.command("flows.video", set.as_object().unwrap()).unwrap();
+    s.advance_to(s.end());
+    let api = s.finish();
+    assert_eq!(send_gaps(&api, 3), gaps);
+    assert_eq!(api.packets.stages, out.packets.stages);
+}
+
+/// A station's SNR falls to 2 dB at 2 s: at the AP's fixed MCS nothing reaches it after that, while
+/// everything sent before does.
+#[test]
+fn a_command_changes_a_station_s_channel() {
+    let toml = home(CBR)
+        .replace("rate_control = { type = \"minstrel_ht\" }", "rate_control = { type = \"fixed\", mcs = 5 }")
+        + "[[commands]]\nat_s = 2\ntarget = \"stations.sta0\"\nset = { snr_db = 2 }\n";
+    let out = closed(&scenario(&toml));
+    let p = &out.packets;
+    let video: Vec<usize> = (0..p.flow.len()).filter(|&i| p.flow[i] == 3).collect();
+    let sent = |i: usize| p.stages[Stage::Sent as usize][i];
+    let delivered = |i: usize| p.stages[Stage::Delivered as usize][i] != NO_TIME;
+    let early: Vec<usize> = video.iter().copied().filter(|&i| sent(i) < 1_900_000_000).collect();
+    let late: Vec<usize> = video.iter().copied().filter(|&i| sent(i) > 2_100_000_000).collect();
+    assert!(early.iter().all(|&i| delivered(i)), "before the fade every packet arrives");
+    assert!(late.len() > 300 && late.iter().all(|&i| !delivered(i)), "after it none does");
+}
+
+#[test]
+fn commands_are_checked_against_the_scenario() {
+    let err = |cmd: &str| {
+        let e = Scenario::from_toml_str(&(home(CBR) + "[[commands]]\n" + cmd), Path::new(".")).unwrap_err();
+        (e.issues[0].loc.to_string(), e.issues[0].msg.clone())
+    };
+    let (loc, msg) = err("at_s = 1\ntarget = \"flows.nope\"\nset = { rate_mbps = 1 }");
+    assert_eq!((loc.as_str(), msg.as_str()), ("commands[0].target", "no flow named 'nope'"));
+    let (loc, msg) = err("at_s = 1\ntarget = \"flows.call\"\nset = { rate_mbps = 1 }");
+    assert_eq!(loc, "commands[0].target");
+    assert!(msg.contains("is `rtc`"), "{msg}");
+    let (loc, _) = err("at_s = 1\ntarget = \"flows.video\"\nset = { rate = 1 }");
+    assert_eq!(loc, "commands[0].set.rate");
+    let (loc, msg) = err("at_s = 1\ntarget = \"flows.video\"\nset = { rate_mbps = -1 }");
+    assert_eq!((loc.as_str(), msg.as_str()), ("commands[0].set.rate_mbps", "must be a positive number, got -1"));
+    let (loc, _) = err("at_s = 9\ntarget = \"flows.video\"\nset = { rate_mbps = 1 }");
+    assert_eq!(loc, "commands[0].at_s");
+    let (loc, msg) = err("at_s = 1\ntarget = \"aps.ap.zhuge\"\nset = { window = 1 }");
+    assert_eq!((loc.as_str(), msg.as_str()), ("commands[0].set.window", "mechanism `zhuge` takes no run-time commands"));
+    let (loc, msg) = err("at_s = 1\ntarget = \"aps.ap.law\"\nset = { limit_q_ms = 5 }");
+    assert_eq!((loc.as_str(), msg.as_str()), ("commands[0].target", "access point 'ap' runs no mechanism `law`"));
+    let (loc, _) = err("at_s = 1\ntarget = \"video\"\nset = {}");
+    assert_eq!(loc, "commands[0].target");
+    let mut s = Sim::new(&scenario(&home(CBR)), 3);
+    let e = s.command("stations.sta0", serde_json::json!({ "snr_db": "high" }).as_object().unwrap()).unwrap_err();
+    assert_eq!(e.to_string(), "set.snr_db: must be a number of dB in -30..=100, got \"high\"");
+}

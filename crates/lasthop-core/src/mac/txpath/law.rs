@@ -134,6 +134,13 @@ pub struct LawPath {
 }
 
 impl LawPath {
+    /// Changes Limit_q and/or Limit_h from now on (a run-time command): packets and PSDUs already
+    /// queued are judged by the new limits.
+    pub fn set_limits(&mut self, limit_q: Option<SimDuration>, limit_h: Option<SimDuration>) {
+        self.limit_q = limit_q.unwrap_or(self.limit_q);
+        self.limit_h = limit_h.unwrap_or(self.limit_h);
+    }
+
     /// An empty path whose links may use `rates` (only single-stream rates are kept: Law runs on SISO).
     pub fn new(p: LawPathParams, rates: Vec<TxVector>, rng: &mut Rng) -> Result<Self, String> {
         p.law.validate().map_err(|(f, m)| format!("{f}: {m}"))?;

@@ -1,0 +1,148 @@
+//! Run-time commands: a change of a component's parameter at a given instant, from the scenario
+//! (`commands = [{ at_s, target, set }]`, delivered as engine events) or from a caller stepping a
+//! [`super::Sim`] (`Sim::command`, at the current time; the emulator will feed the same commands from
+//! its control socket).
+//!
+//! | target | keys of `set` |
+//! |---|---|
+//! | `flows.<name>` (a `udp_cbr` or `udp_poisson` flow) | `rate_mbps` (> 0): the rate from the next packet on |
+//! | `stations.<name>` (a station of a Wi-Fi last hop) | `snr_db`: the mean SNR of both its links from now on (fading stays) |
+//! | `aps.<name>.law` (an AP that runs Law) | `limit_q_ms`, `limit_h_ms` (> 0): Law's limits from now on |
+//! | `aps.<name>.<mechanism>` | what that mechanism's hook accepts (Zhuge, FastAck and ABC take none) |
+//!
+//! A command is resolved against the scenario before it runs ([`resolve`]): an unknown target, a key
+//! the target does not take, or a bad value is an error naming the key.
+
+use crate::packet::NodeId;
+use crate::scenario::{Flow, LastHop, Scenario};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// `commands = [{ at_s = 10, target = "flows.video", set = { rate_mbps = 5 } }]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CommandConfig {
+    /// When it takes effect, seconds from the start (0 ≤ at_s ≤ duration_s).
+    pub at_s: f64,
+    /// What it changes: `flows.<name>`, `stations.<name>` or `aps.<name>.<mechanism>`.
+    pub target: String,
+    /// The parameters to set, with their new values.
+    pub set: Map<String, Value>,
+}
+
+/// A resolved command target.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Target {
+    /// A UDP flow (index); its new rate.
+    FlowRate(u32, f64),
+    /// A Wi-Fi station's node; its new mean SNR.
+    StationSnr(NodeId, f64),
+    /// Law at an AP node: the `set` table.
+    Law(NodeId),
+    /// The hook of mechanism `kind` at AP node `ap`.
+    Hook { ap: NodeId, kind: &'static str },
+}
+
+/// Why a command cannot run: the key of `set` at fault (`None`: the target) and a message.
+pub(crate) type Refusal = (Option<String>, String);
+
+fn only(set: &Map<String, Value>, keys: &[&str]) -> Result<(), Refusal> {
+    match set.keys().find(|k| !keys.contains(&k.as_str())) {
+        Some(k) => Err((Some(k.clone()), format!("unknown key; this target takes {}", keys.join(", ")))),
+        None if set.is_empty() => Err((None, format!("`set` is empty; this target takes {}", keys.join(", ")))),
+        None => Ok(()),
+    }
+}
+
+fn number(set: &Map<String, Value>, key: &str, ok: impl Fn(f64) -> bool, want: &str) -> Result<Option<f64>, Refusal> {
+    match set.get(key) {
+        None => Ok(None),
+        Some(v) => match v.as_f64() {
+            Some(x) if ok(x) => Ok(Some(x)),
+            _ => Err((Some(key.into()), format!("must be {want}, got {v}"))),
+        },
+    }
+}
+
+fn positive(set: &Map<String, Value>, key: &str) -> Result<Option<f64>, Refusal> {
+    number(set, key, |x| x.is_finite() && x > 0.0, "a positive number")
+}
+
+/// Resolves `target` with `set` against the scenario.
+pub(crate) fn resolve(sc: &Scenario, target: &str, set: &Map<String, Value>) -> Result<Target, Refusal> {
+    let unknown = || (None, format!("unknown target '{target}': use flows.<name>, stations.<name> or aps.<name>.<mechanism>"));
+    let (kind, rest) = target.split_once('.').ok_or_else(unknown)?;
+    match kind {
+        "flows" => resolve_flow(sc, rest, set),
+        "stations" => resolve_station(sc, rest, set),
+        "aps" => resolve_ap(sc, rest, set),
+        _ => Err(unknown()),
+    }
+}
+
+fn resolve_flow(sc: &Scenario, name: &str, set: &Map<String, Value>) -> Result<Target, Refusal> {
+    let found = sc.flows.iter().enumerate().find(|(i, f)| f.common().name.map(str::to_string).unwrap_or_else(|| format!("flow{i}")) == name);
+    let Some((i, f)) = found else { return Err((None, format!("no flow named '{name}'"))) };
+    if !matches!(f, Flow::UdpCbr(_) | Flow::UdpPoisson(_)) {
+        return Err((None, format!("flow '{name}' is `{}`; run-time commands change `udp_cbr` and `udp_poisson` flows", f.kind())));
+    }
+    only(set, &["rate_mbps"])?;
+    let rate = positive(set, "rate_mbps")?.expect("only key");
+    if crate::units::BitRate::from_mbps_f64(rate).is_none() {
+        return Err((Some("rate_mbps".into()), format!("{rate} Mbit/s is too large")));
+    }
+    Ok(Target::FlowRate(i as u32, rate))
+}
+
+fn resolve_station(sc: &Scenario, name: &str, set: &Map<String, Value>) -> Result<Target, Refusal> {
+    let Some(si) = sc.stations.iter().position(|s| s.name == name) else { return Err((None, format!("no station named '{name}'"))) };
+    if !matches!(sc.aps[sc.ap_of(&sc.stations[si])].last_hop, LastHop::Wifi(_)) {
+        return Err((None, format!("station '{name}' has no radio channel (its AP's last hop is not `wifi`)")));
+    }
+    only(set, &["snr_db"])?;
+    let snr = number(set, "snr_db", |x| (-30.0..=100.0).contains(&x), "a number of dB in -30..=100")?.expect("only key");
+    Ok(Target::StationSnr((sc.servers.len() + sc.aps.len() + si) as NodeId, snr))
+}
+
+fn resolve_ap(sc: &Scenario, rest: &str, set: &Map<String, Value>) -> Result<Target, Refusal> {
+    let Some((name, mech)) = rest.rsplit_once('.') else { return Err((None, format!("use aps.{rest}.<mechanism>"))) };
+    let Some(ai) = sc.aps.iter().position(|a| a.name == name) else { return Err((None, format!("no access point named '{name}'"))) };
+    let Some((_, m)) = sc.aps[ai].mechanisms().find(|(_, m)| m.kind() == mech) else {
+        return Err((None, format!("access point '{name}' runs no mechanism `{mech}`")));
+    };
+    use crate::mech::Mechanism;
+    let keys = m.command_keys();
+    if keys.is_empty() {
+        let key = set.keys().next().cloned();
+        return Err((key, format!("mechanism `{mech}` takes no run-time commands")));
+    }
+    only(set, keys)?;
+    if m.law().is_some() {
+        positive(set, "limit_q_ms")?;
+        positive(set, "limit_h_ms")?;
+        return Ok(Target::Law(crate::sim::topology::ap_node(sc, ai)));
+    }
+    Ok(Target::Hook { ap: crate::sim::topology::ap_node(sc, ai), kind: m.kind() })
+}
+
+impl super::world::World {
+    /// Applies a resolved command now.
+    pub(super) fn apply_command(&mut self, now: crate::time::SimTime, t: &Target, set: &Map<String, Value>) -> Result<(), Refusal> {
+        let ms = |k: &str| set.get(k).and_then(Value::as_f64).map(|v| crate::time::SimDuration::from_secs_f64(v * 1e-3).expect("resolved"));
+        match *t {
+            Target::FlowRate(f, mbps) => {
+                if let super::endpoints::SourceKind::Udp(u) = &mut self.sources[f as usize].kind {
+                    u.set_rate(crate::units::BitRate::from_mbps_f64(mbps).expect("resolved"));
+                }
+            }
+            Target::StationSnr(node, db) => self.medium.as_mut().expect("a Wi-Fi station has a medium").set_mean_snr(node, db),
+            Target::Law(ap) => match self.medium.as_mut().and_then(|m| m.path_mut(ap)) {
+                Some(crate::mac::txpath::TxPath::Law(p)) => p.set_limits(ms("limit_q_ms"), ms("limit_h_ms")),
+                _ => unreachable!("resolved: the AP runs Law"),
+            },
+            Target::Hook { ap, kind } => return self.mech_command(now, ap, kind, set),
+        }
+        Ok(())
+    }
+}
