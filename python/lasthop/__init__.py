@@ -15,5 +15,6 @@ from lasthop.errors import LasthopError, ScenarioError, TraceFormatError
 from lasthop.result import RunResult
 from lasthop.runner import run
 from lasthop.scenario import Scenario
+from lasthop.sim import Egress, Sim
 
-__all__ = ["Scenario", "run", "RunResult", "LasthopError", "ScenarioError", "TraceFormatError", "__version__"]
+__all__ = ["Scenario", "run", "Sim", "Egress", "RunResult", "LasthopError", "ScenarioError", "TraceFormatError", "__version__"]

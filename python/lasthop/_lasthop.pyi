@@ -10,6 +10,7 @@ __version__: str
 __all__ = [
     "__version__",
     "Progress",
+    "Sim",
     "check",
     "schema",
     "run",
@@ -97,6 +98,30 @@ class Progress:
         """Simulated time reached so far, in nanoseconds."""
     def cancel(self) -> None:
         """Asks the run to stop at its next progress check (it then raises KeyboardInterrupt)."""
+
+@final
+class Sim:
+    """A model stepped from Python (``lasthop.Sim`` wraps it); times are integer nanoseconds."""
+
+    def __new__(cls, scenario_json: str, base_dir: str, seed: int | None = None) -> Sim: ...
+    @property
+    def now_ns(self) -> int:
+        """The model's clock."""
+    @property
+    def end_ns(self) -> int:
+        """The end of the run."""
+    def next_wakeup_ns(self) -> int | None:
+        """When the model next has something to do, or None when nothing is due before the end."""
+    def advance_to(self, t_ns: int) -> int:
+        """Processes every event due at or before ``t_ns`` (GIL released); returns the count."""
+    def command(self, target: str, set_json: str) -> None:
+        """Applies a run-time command now. Raises ValueError naming the target or key at fault."""
+    def inject(self, flow: str, size: int, reverse: bool = False, dscp: int | None = None) -> int:
+        """Hands a packet of external flow ``flow`` to the model now; returns its packet id."""
+    def drain_egress(self) -> list[tuple[int, bool, int, int, int, int, int]]:
+        """Delivered external packets: ``(flow, reverse, id, size, dscp, sent_ns, delivered_ns)``."""
+    def finish(self) -> _RunOutput:
+        """Ends the run; raises RuntimeError if it already finished."""
 
 def check(scenario_json: str, base_dir: str) -> tuple[str | None, list[_Issue]]:
     """Validates a scenario. Returns ``(resolved_json, [])`` or ``(None, [issue, ...])``."""

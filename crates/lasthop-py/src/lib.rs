@@ -8,7 +8,7 @@ use lasthop_core::scenario::{json_schema, Scenario, ScenarioError};
 use lasthop_core::sim::{self, RunError};
 use lasthop_core::validate;
 use lasthop_core::stats::{DropReason, Stage};
-use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyAny, PyBytes, PyDict, PyList};
 use std::path::Path;
@@ -98,6 +98,11 @@ fn run<'py>(
         Ok(o) => o,
         Err(RunError::Interrupted(t)) => return Err(PyKeyboardInterrupt::new_err(format!("run interrupted at {t}"))),
     };
+    output_dict(py, &out, &sc, seed)
+}
+
+/// A finished run as the dict `run` returns.
+fn output_dict<'py>(py: Python<'py>, out: &sim::RunOutput, sc: &Scenario, seed: u64) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     let cols = PyDict::new(py);
     let log = &out.packets;
@@ -136,6 +141,75 @@ fn run<'py>(
     resolved["seed"] = seed.into();
     d.set_item("resolved", resolved.to_string())?;
     Ok(d)
+}
+
+/// A model stepped from Python (`lasthop.Sim`): the open loop of `lasthop_core::sim::Sim`. Each call
+/// that runs the engine releases the GIL.
+#[pyclass(name = "Sim", module = "lasthop._lasthop")]
+struct PySim {
+    inner: Option<sim::Sim>,
+    sc: Scenario,
+    seed: u64,
+}
+
+impl PySim {
+    fn sim(&mut self) -> PyResult<&mut sim::Sim> {
+        self.inner.as_mut().ok_or_else(|| PyRuntimeError::new_err("this Sim has finished"))
+    }
+}
+
+#[pymethods]
+impl PySim {
+    #[new]
+    #[pyo3(signature = (scenario_json, base_dir, seed=None))]
+    fn new(scenario_json: &str, base_dir: &str, seed: Option<u64>) -> PyResult<Self> {
+        let sc = Scenario::from_json_str(scenario_json, Path::new(base_dir)).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let seed = seed.unwrap_or(sc.seed);
+        Ok(PySim { inner: Some(sim::Sim::new(&sc, seed)), sc, seed })
+    }
+    /// The model's clock, ns.
+    #[getter]
+    fn now_ns(&mut self) -> PyResult<u64> {
+        Ok(self.sim()?.now().as_ns())
+    }
+    /// The end of the run, ns.
+    #[getter]
+    fn end_ns(&mut self) -> PyResult<u64> {
+        Ok(self.sim()?.end().as_ns())
+    }
+    /// When the model next has something to do (ns), or None when nothing is due before the end.
+    fn next_wakeup_ns(&mut self) -> PyResult<Option<u64>> {
+        Ok(self.sim()?.next_wakeup().map(|t| t.as_ns()))
+    }
+    /// Processes every event due at or before `t_ns` and moves the clock there; returns the count.
+    fn advance_to(&mut self, py: Python<'_>, t_ns: u64) -> PyResult<u64> {
+        let s = self.sim()?;
+        Ok(py.detach(|| s.advance_to(lasthop_core::SimTime::from_ns(t_ns))))
+    }
+    /// Applies a run-time command now; `set_json` is the `set` table as JSON.
+    fn command(&mut self, target: &str, set_json: &str) -> PyResult<()> {
+        let set: serde_json::Map<String, serde_json::Value> = serde_json::from_str(set_json).map_err(|e| PyValueError::new_err(format!("set: {e}")))?;
+        self.sim()?.command(target, &set).map_err(|e| PyValueError::new_err(e.to_string()))
+    }
+    /// Hands a packet of `external` flow `flow` to the model now; returns its id.
+    #[pyo3(signature = (flow, size, reverse=false, dscp=None))]
+    fn inject(&mut self, flow: &str, size: u32, reverse: bool, dscp: Option<u8>) -> PyResult<u64> {
+        let s = self.sim()?;
+        let port = s.port(flow, reverse).ok_or_else(|| PyValueError::new_err(format!("no `external` flow named '{flow}'")))?;
+        s.inject(port, sim::Injected { size, dscp }).map_err(|e| PyValueError::new_err(e.to_string()))
+    }
+    /// The packets of external flows delivered since the last call: (flow, reverse, id, size, dscp,
+    /// sent_ns, delivered_ns) tuples.
+    fn drain_egress(&mut self) -> PyResult<Vec<(u32, bool, u64, u32, u8, u64, u64)>> {
+        let out = self.sim()?.drain_egress();
+        Ok(out.into_iter().map(|e| (e.flow, e.reverse, e.id, e.size, e.dscp, e.sent.as_ns(), e.delivered.as_ns())).collect())
+    }
+    /// Ends the run: the same dict as `run`, for what the model did up to now.
+    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = self.inner.take().ok_or_else(|| PyRuntimeError::new_err("this Sim has finished"))?;
+        let out = py.detach(|| s.finish());
+        output_dict(py, &out, &self.sc, self.seed)
+    }
 }
 
 /// One saturated anchor run (`validate ns3`, `bench`): throughput, Jain index, p_fail, events.
@@ -207,6 +281,7 @@ fn drop_name(r: u8) -> &'static str {
 fn _lasthop(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<Progress>()?;
+    m.add_class::<PySim>()?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;

@@ -63,8 +63,9 @@ pub struct Generated {
     pub rtcp: Option<crate::app::rtc::Rtcp>,
 }
 
-/// A mechanism's hooks at an AP. Each method takes `now`; all default to no-ops.
-pub trait ApHook {
+/// A mechanism's hooks at an AP. Each method takes `now`; all default to no-ops. `Send + Sync` so that a
+/// stepped model can move between threads (the Python API releases the GIL while it runs).
+pub trait ApHook: Send + Sync {
     /// A downlink packet of this AP, before it is queued; the hook may rewrite header fields. Returns
     /// the hook's forecast of the packet's delay through the egress (ns), if it makes one; the world
     /// compares it with the delay the packet then sees.

@@ -1,0 +1,94 @@
+"""``lasthop.Sim``: a run you step, change and feed while it runs (the open loop of the Rust core).
+
+    sim = lasthop.Sim("examples/quickstart.toml", seed=7)
+    sim.advance_to(5.0)                                   # simulate up to t = 5 s
+    sim.command("flows.video", rate_mbps=2)               # as a `commands` entry would, now
+    sim.advance_to(sim.end_s)
+    res = sim.finish()                                    # a RunResult, as lasthop.run gives
+
+``inject`` hands packets of ``external`` flows to the model and ``drain_egress`` returns those it
+delivered, which is how the emulator carries real traffic. A scenario's own ``commands`` run at their
+``at_s`` whether the run is stepped or not; stepping by any increments gives the run ``lasthop.run``
+gives (same seed, same event digest).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from lasthop import _lasthop
+from lasthop.result import RunResult
+from lasthop.runner import _as_scenario
+from lasthop.scenario import Scenario
+
+__all__ = ["Sim", "Egress"]
+
+
+class Egress(NamedTuple):
+    """A packet of an ``external`` flow that the model delivered."""
+
+    flow: str
+    reverse: bool
+    id: int
+    size_bytes: int
+    dscp: int
+    sent_ns: int
+    delivered_ns: int
+
+
+class Sim:
+    """A model of ``scenario`` (a Scenario, a path or a dict) at time zero, stepped by its caller."""
+
+    def __init__(self, scenario: Scenario | str | os.PathLike[str] | Mapping[str, Any], seed: int | None = None):
+        self._sc = _as_scenario(scenario)
+        if seed is not None:
+            self._sc = self._sc.with_seed(seed)
+        self._native = _lasthop.Sim(self._sc.to_json(), self._sc.base_dir, None)
+        self._flow_names = [f.get("name") or f"flow{i}" for i, f in enumerate(self._sc.to_dict()["flows"])]
+
+    @property
+    def now_ns(self) -> int:
+        """The model's clock, ns."""
+        return self._native.now_ns
+
+    @property
+    def now_s(self) -> float:
+        return self._native.now_ns / 1e9
+
+    @property
+    def end_s(self) -> float:
+        """The end of the run (``duration_s``)."""
+        return self._native.end_ns / 1e9
+
+    def next_wakeup_ns(self) -> int | None:
+        """When the model next has something to do, or None when nothing is due before the end."""
+        return self._native.next_wakeup_ns()
+
+    def advance_to(self, t_s: float) -> int:
+        """Simulates up to ``t_s`` seconds (at most the end of the run); returns the events processed."""
+        return self._native.advance_to(round(t_s * 1e9))
+
+    def advance_to_ns(self, t_ns: int) -> int:
+        return self._native.advance_to(t_ns)
+
+    def command(self, target: str, set: Mapping[str, Any] | None = None, **values: Any) -> None:
+        """Applies a run-time command now, e.g. ``command("stations.laptop", snr_db=12)``. Raises
+        ``ValueError`` naming the target or key at fault."""
+        self._native.command(target, json.dumps({**(set or {}), **values}))
+
+    def inject(self, flow: str, size_bytes: int, reverse: bool = False, dscp: int | None = None) -> int:
+        """Hands a packet of ``external`` flow ``flow`` to the model now (``reverse``: at its ``to``
+        end); returns its packet id."""
+        return self._native.inject(flow, size_bytes, reverse, dscp)
+
+    def drain_egress(self) -> list[Egress]:
+        """The external flows' packets the model delivered since the last call, in delivery order."""
+        return [Egress(self._flow_names[f], rev, i, size, dscp, sent, done)
+                for f, rev, i, size, dscp, sent, done in self._native.drain_egress()]
+
+    def finish(self) -> RunResult:
+        """Ends the run and returns its result up to now."""
+        return RunResult._from_native(self._native.finish(), variant=self._sc.variant_info())
