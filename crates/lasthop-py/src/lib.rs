@@ -143,6 +143,9 @@ fn output_dict<'py>(py: Python<'py>, out: &sim::RunOutput, sc: &Scenario, seed: 
     Ok(d)
 }
 
+/// A delivered external packet as Python sees it: (flow, reverse, id, size, dscp, sent_ns, delivered_ns).
+type EgressRow = (u32, bool, u64, u32, u8, u64, u64);
+
 /// A model stepped from Python (`lasthop.Sim`): the open loop of `lasthop_core::sim::Sim`. Each call
 /// that runs the engine releases the GIL.
 #[pyclass(name = "Sim", module = "lasthop._lasthop")]
@@ -200,7 +203,7 @@ impl PySim {
     }
     /// The packets of external flows delivered since the last call: (flow, reverse, id, size, dscp,
     /// sent_ns, delivered_ns) tuples.
-    fn drain_egress(&mut self) -> PyResult<Vec<(u32, bool, u64, u32, u8, u64, u64)>> {
+    fn drain_egress(&mut self) -> PyResult<Vec<EgressRow>> {
         let out = self.sim()?.drain_egress();
         Ok(out.into_iter().map(|e| (e.flow, e.reverse, e.id, e.size, e.dscp, e.sent.as_ns(), e.delivered.as_ns())).collect())
     }
