@@ -7,6 +7,23 @@ use crate::time::SimTime;
 
 impl World {
     pub(super) fn finish(mut self) -> RunOutput {
+        self.video_reports();
+        let (rtt, frames) = self.series();
+        let flows = self.trackers.iter_mut().map(|t| t.summarize()).collect();
+        RunOutput {
+            flows,
+            components: self.components(),
+            events: self.q.events_processed(),
+            event_digest: self.digest,
+            sim_end: self.end,
+            packets: self.log,
+            rtt,
+            frames,
+        }
+    }
+
+    /// Hands each video flow's RTT samples and quality report to its tracker.
+    fn video_reports(&mut self) {
         for (s, tr) in self.sources.iter().zip(self.trackers.iter_mut()) {
             if let SourceKind::Rtc(r) = &s.kind {
                 let rtt: Vec<(SimTime, crate::time::SimDuration)> = r.session.samples.rtt.clone();
@@ -23,6 +40,10 @@ impl World {
                 }
             }
         }
+    }
+
+    /// Every RTT sample and every video frame of every flow.
+    fn series(&self) -> (crate::stats::RttSeries, crate::stats::FrameSeries) {
         let mut rtt = crate::stats::RttSeries::default();
         let mut frames = crate::stats::FrameSeries::default();
         for (i, (s, tr)) in self.sources.iter().zip(&self.trackers).enumerate() {
@@ -49,7 +70,11 @@ impl World {
                 frames.push(i, id, c, d, dropped);
             }
         }
-        let flows = self.trackers.iter_mut().map(|t| t.summarize()).collect();
+        (rtt, frames)
+    }
+
+    /// Per-component counters for `summary.json`.
+    fn components(&self) -> serde_json::Value {
         let links: Vec<serde_json::Value> = self
             .pipes
             .iter()
@@ -76,19 +101,11 @@ impl World {
                 _ => None,
             })
             .collect();
-        RunOutput {
-            packets: self.log,
-            flows,
-            components: serde_json::json!({
-                "links": links,
-                "wifi": wifi,
-                "transports": transports,
-                "mechanisms": self.mechs.list.iter().map(|m| m.stats()).collect::<Vec<_>>(),
-            }),
-            events: self.q.events_processed(),
-            event_digest: self.digest,
-            sim_end: self.end,
-            rtt,
-            frames,
-        }
-    }}
+        serde_json::json!({
+            "links": links,
+            "wifi": wifi,
+            "transports": transports,
+            "mechanisms": self.mechs.list.iter().map(|m| m.stats()).collect::<Vec<_>>(),
+        })
+    }
+}

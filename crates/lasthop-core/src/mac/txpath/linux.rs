@@ -278,21 +278,7 @@ impl LinuxPath {
 
     /// Forms one PSDU from TXQ (`li`, `ac`): software retries first, then FQ-CoDel.
     fn form(&mut self, now: SimTime, li: usize, ac: usize, out: &mut PathOut<'_>) -> Option<Psdu> {
-        let qs = self.links[li].rc.is_some().then(|| self.queue_state(now, li, ac));
-        let link = &mut self.links[li];
-        let (chain, probe, cap) = match &mut link.rc {
-            Some(rc) => {
-                let qs = QueueState { access_delay: link.access_sample.take(), ..qs.expect("computed with rc") };
-                rc.on_queue_state(now, &qs);
-                let rs = rc.rate_set(now, 1538);
-                let mut chain = RateChain { series: [None; 4] };
-                for (i, e) in rs.entries.iter().enumerate() {
-                    chain.series[i] = e.map(|e| (e.txv, e.tries.max(1)));
-                }
-                (chain, rs.probe, rc.tx_limits().max_mpdus)
-            }
-            None => (link.chain, false, None),
-        };
+        let (chain, probe, cap) = self.rate_chain(now, li, ac);
         // A rate-control probe is sent alone (ath9k never aggregates a probe).
         let aggregate = self.aggregate(ac) && !probe;
         let slowest = (0..4).filter_map(|i| chain.get(i)).map(|(t, _)| t).min_by_key(|t| t.data_rate().bps())?;
@@ -304,30 +290,7 @@ impl LinuxPath {
             if mpdus.len() as u32 >= max_n {
                 break;
             }
-            let txq = &mut self.links[li].txqs[ac];
-            let baw_start = txq.retry.front().map(|m| m.seq).into_iter().chain(txq.in_hw.iter().copied()).min().unwrap_or(txq.next_seq);
-            let next = match txq.retry.front() {
-                Some(m) => *m,
-                None => {
-                    if txq.next_seq >= baw_start + self.p.baw {
-                        break; // the BlockAck window is full
-                    }
-                    if let Some(a) = self.p.aql {
-                        let ok = txq.pending_us < a.low_us || (self.aql_total_us < a.threshold_us && txq.pending_us < a.high_us);
-                        if !ok {
-                            break; // AQL: this station has enough airtime queued below mac80211
-                        }
-                    }
-                    let tin = txq.tin;
-                    let Some(pkt) = self.fq.dequeue(now, tin, &mut self.drops) else { break };
-                    out.log.stamp(pkt.id, Stage::TxqDeq, now);
-                    let txq = &mut self.links[li].txqs[ac];
-                    let m = Mpdu { pkt, seq: txq.next_seq, len: crate::mac::mpdu_len(pkt.size, self.p.qos), attempts: 0, enq: now };
-                    txq.next_seq += 1;
-                    txq.retry.push_front(m);
-                    m
-                }
-            };
+            let Some(next) = self.peek_mpdu(now, li, ac, out) else { break };
             let new_len = if aggregate { ampdu_len_with(len, next.len) } else { next.len };
             if !mpdus.is_empty() && (new_len > self.p.max_ampdu_bytes || ppdu_duration_with(&slowest, new_len, band, opts) > self.p.max_aggr_duration) {
                 break;
@@ -349,6 +312,53 @@ impl LinuxPath {
         let aggregated = aggregate && mpdus.len() > 1;
         let psdu_len = if aggregated { len } else { mpdus[0].len };
         Some(Psdu { link: self.links[li].id, ac, mpdus, chain, aggregated, bar: false, psdu_len, probe, hw_deadline: None })
+    }
+
+    /// The rate chain for TXQ (`li`, `ac`)'s next PSDU: from its rate controller (told the queue state
+    /// first) or the link's fixed chain; whether it is a probe; the controller's cap on MPDUs.
+    fn rate_chain(&mut self, now: SimTime, li: usize, ac: usize) -> (RateChain, bool, Option<u32>) {
+        let qs = self.links[li].rc.is_some().then(|| self.queue_state(now, li, ac));
+        let link = &mut self.links[li];
+        match &mut link.rc {
+            Some(rc) => {
+                let qs = QueueState { access_delay: link.access_sample.take(), ..qs.expect("computed with rc") };
+                rc.on_queue_state(now, &qs);
+                let rs = rc.rate_set(now, 1538);
+                let mut chain = RateChain { series: [None; 4] };
+                for (i, e) in rs.entries.iter().enumerate() {
+                    chain.series[i] = e.map(|e| (e.txv, e.tries.max(1)));
+                }
+                (chain, rs.probe, rc.tx_limits().max_mpdus)
+            }
+            None => (link.chain, false, None),
+        }
+    }
+
+    /// The next MPDU of TXQ (`li`, `ac`), left at the front of its retry queue: a software retry, or
+    /// a packet dequeued from FQ-CoDel now; `None` when the BlockAck window is full, AQL holds the
+    /// station back, or nothing is queued.
+    fn peek_mpdu(&mut self, now: SimTime, li: usize, ac: usize, out: &mut PathOut<'_>) -> Option<Mpdu> {
+        let txq = &mut self.links[li].txqs[ac];
+        if let Some(m) = txq.retry.front() {
+            return Some(*m);
+        }
+        let baw_start = txq.in_hw.iter().copied().min().unwrap_or(txq.next_seq);
+        if txq.next_seq >= baw_start + self.p.baw {
+            return None; // the BlockAck window is full
+        }
+        if let Some(a) = self.p.aql {
+            if !(txq.pending_us < a.low_us || (self.aql_total_us < a.threshold_us && txq.pending_us < a.high_us)) {
+                return None; // AQL: this station has enough airtime queued below mac80211
+            }
+        }
+        let tin = txq.tin;
+        let pkt = self.fq.dequeue(now, tin, &mut self.drops)?;
+        out.log.stamp(pkt.id, Stage::TxqDeq, now);
+        let txq = &mut self.links[li].txqs[ac];
+        let m = Mpdu { pkt, seq: txq.next_seq, len: crate::mac::mpdu_len(pkt.size, self.p.qos), attempts: 0, enq: now };
+        txq.next_seq += 1;
+        txq.retry.push_front(m);
+        Some(m)
     }
 
     /// The TXQ (`li`, `ac`) as the rate controller sees it (without an access-delay sample).
