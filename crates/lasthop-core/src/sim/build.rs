@@ -49,9 +49,18 @@ struct Net<'a> {
     aps: Vec<NodeBuilder>,
 }
 
+/// A mechanism installed by the caller (not named in the scenario) on the AP named `.0`.
+pub type ExtraMechanism<'m> = (&'m str, &'m dyn Mechanism);
+
 impl Built {
-    pub(crate) fn world(sc: &Scenario, seed: u64) -> World {
+    pub(crate) fn world(sc: &Scenario, seed: u64, extra: &[ExtraMechanism<'_>]) -> Result<World, crate::mech::InstallError> {
         let mut net = Net::new(sc, seed);
+        for &(ap, m) in extra {
+            let Some(ai) = sc.aps.iter().position(|a| a.name == ap) else {
+                return Err(crate::mech::InstallError::Unsupported { mechanism: m.name().into(), needs: format!("an access point named '{ap}'") });
+            };
+            m.install(&mut net.aps[ai])?;
+        }
         net.wired_links();
         for ai in 0..sc.aps.len() {
             net.last_hop(ai);
@@ -62,7 +71,7 @@ impl Built {
         let (sources, trackers): (Vec<FlowSource>, Vec<FlowTracker>) = super::build_flows::flows(sc, seed, |name| net.id(name));
         let mechs = net.mechs();
         let medium = (!net.wifi_nodes.is_empty()).then(|| Medium::new(net.wifi_bss, net.wifi_nodes, net.wifi_links, n, seed));
-        World {
+        Ok(World {
             q: EventQueue::new(),
             end: secs(sc.duration_s),
             pipes: net.pipes,
@@ -79,7 +88,7 @@ impl Built {
             mechs,
             egress: Vec::new(),
             commands: sc.commands.iter().map(|c| (super::command::resolve(sc, &c.target, &c.set).expect("validated"), c.set.clone())).collect(),
-        }
+        })
     }
 }
 

@@ -19,5 +19,6 @@ mod report;
 pub mod topology;
 mod world;
 
+pub use build::ExtraMechanism;
 pub use command::CommandConfig;
 pub use open::{run, CommandError, Egress, InjectError, Injected, Port, Progress, RunError, RunOutput, Sim};

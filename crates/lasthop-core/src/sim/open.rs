@@ -99,12 +99,19 @@ pub struct Sim {
 impl Sim {
     /// Builds the model of `scenario` (already validated) with `seed`, at time zero.
     pub fn new(scenario: &Scenario, seed: u64) -> Sim {
-        let mut w = Box::new(Built::world(scenario, seed));
+        Sim::with_mechanisms(scenario, seed, &[]).expect("a validated scenario installs")
+    }
+
+    /// Like [`Sim::new`], with mechanisms the caller installs after the scenario's own on the named
+    /// APs (experiments with a mechanism that has no scenario key). A conflict with an installed
+    /// mechanism's role is refused.
+    pub fn with_mechanisms(scenario: &Scenario, seed: u64, extra: &[super::build::ExtraMechanism<'_>]) -> Result<Sim, crate::mech::InstallError> {
+        let mut w = Box::new(Built::world(scenario, seed, extra)?);
         w.start();
         for (i, c) in scenario.commands.iter().enumerate() {
             w.q.schedule(super::build::secs(c.at_s), super::world::Event::Command { idx: i as u32 });
         }
-        Sim { w, scenario: scenario.clone() }
+        Ok(Sim { w, scenario: scenario.clone() })
     }
 
     /// The model's clock: the last event processed, or the time last advanced to.

@@ -222,3 +222,68 @@ fn law_limits_change_at_run_time() {
     let (wa, wb) = (wait_p99(&a), wait_p99(&b));
     assert!(wb < 4_000_000 && wa > 2 * wb, "p99 wait at the AP: {wa} ns without, {wb} ns with the cut");
 }
+
+/// A toy mechanism written entirely here: it thins the TCP ACKs its AP's stations send, taking out
+/// every second one. Adding it needs only this trait implementation and the install call; no file of
+/// the simulator changes.
+mod toy {
+    use lasthop_core::mech::hook::{ApHook, Uplink};
+    use lasthop_core::mech::{InstallError, Mechanism, NodeBuilder, Role};
+    use lasthop_core::packet::{Hdr, Packet};
+    use lasthop_core::payload::Payloads;
+    use lasthop_core::time::SimTime;
+
+    pub struct AckThinning;
+
+    struct Hook {
+        acks: u64,
+    }
+
+    impl ApHook for Hook {
+        fn on_uplink(&mut self, _now: SimTime, pkt: &Packet, _: &Payloads) -> Uplink {
+            if !matches!(pkt.hdr, Hdr::Tcp { len: 0, .. }) {
+                return Uplink::Forward;
+            }
+            self.acks += 1;
+            if self.acks % 2 == 0 { Uplink::Consume } else { Uplink::Forward }
+        }
+        fn stats(&self) -> (&'static str, Vec<serde_json::Value>) {
+            ("ack_thinning", vec![serde_json::json!({ "acks": self.acks })])
+        }
+    }
+
+    impl Mechanism for AckThinning {
+        fn name(&self) -> &'static str {
+            "ack_thinning"
+        }
+        fn roles(&self) -> &'static [Role] {
+            &[Role::Feedback]
+        }
+        fn install(&self, node: &mut NodeBuilder) -> Result<(), InstallError> {
+            node.claim(Role::Feedback, self.name())?;
+            node.add_hook(self.name(), Box::new(Hook { acks: 0 }));
+            Ok(())
+        }
+    }
+}
+
+#[test]
+fn a_toy_mechanism_installs_without_touching_the_simulator() {
+    use lasthop_core::sim::Sim;
+    let sc = Scenario::from_toml_str(&home(""), Path::new(".")).unwrap();
+    let mut s = Sim::with_mechanisms(&sc, 1, &[("ap", &toy::AckThinning)]).unwrap();
+    s.advance_to(s.end());
+    let out = s.finish();
+    let m = &out.components["mechanisms"][0];
+    assert_eq!(m["type"], "ack_thinning");
+    let acks = m["flows"][0]["acks"].as_u64().unwrap();
+    assert!(acks > 10_000);
+    assert_eq!(m["uplink_consumed"].as_u64().unwrap(), acks / 2);
+    // The download still runs on half its ACKs (TCP's cumulative ACKs cover the missing ones).
+    assert!(flow(&out, "download").goodput_mbps.unwrap() > 5.0);
+    // It claims the flows' feedback, as Zhuge does: both on one AP are refused.
+    let zhuge = Scenario::from_toml_str(&home(r#"{ type = "zhuge" }"#), Path::new(".")).unwrap();
+    let e = Sim::with_mechanisms(&zhuge, 1, &[("ap", &toy::AckThinning)]).err().unwrap();
+    assert_eq!(e.to_string(), "zhuge and ack_thinning both act on the flows' feedback");
+    assert!(Sim::with_mechanisms(&sc, 1, &[("nope", &toy::AckThinning)]).is_err());
+}
