@@ -264,8 +264,10 @@ impl Medium {
         self.apply_releases(out);
         let node = &mut self.nodes[ni as usize];
         let eidx = if node.qos { ac } else { 0 };
-        if node.path.pending(ac) && node.edcaf[eidx].access == Access::NotRequested && node.exchange.is_none() {
-            let idle = (!self.on_air).then(|| node.ref_time + self.sifs);
+        // Every AC requests access when it gets a frame, also while the node's other ACs are in a frame
+        // exchange (the node's own transmission counts as a busy medium: a backoff is drawn).
+        if node.path.pending(ac) && node.edcaf[eidx].access == Access::NotRequested {
+            let idle = (!self.on_air && node.exchange.is_none()).then(|| node.ref_time + self.sifs);
             node.edcaf[eidx].request(now, was_empty, idle, self.slot, &mut node.rng);
             self.rearm_access(now, sched);
         }
@@ -449,14 +451,15 @@ impl Medium {
                 }
             }
         }
-        // Freeze everyone else's countdown at the start of the busy period.
+        // Freeze every other countdown at the start of the busy period, the winners' other ACs included
+        // (their own transmission is a busy medium to them).
         for ni in 0..self.nodes.len() {
-            if starters.iter().any(|&(s, _)| s as usize == ni) {
-                continue;
-            }
+            let winner = starters.iter().find(|&&(s, _)| s as usize == ni).map(|&(_, e)| e);
             let g = self.grant(&self.nodes[ni]);
-            for e in self.nodes[ni].edcaf.iter_mut() {
-                e.freeze(now, g, self.slot);
+            for (i, e) in self.nodes[ni].edcaf.iter_mut().enumerate() {
+                if Some(i) != winner {
+                    e.freeze(now, g, self.slot);
+                }
             }
         }
         self.in_flight.clear();

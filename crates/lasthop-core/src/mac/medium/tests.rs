@@ -238,3 +238,84 @@ fn law_limit_h_waits_for_the_exchange_on_the_air() {
     assert_eq!(at, end + m.ack_timeout, "returned when the exchange ended");
     assert_eq!((m.nodes[0].stats.xretries, m.nodes[0].stats.ack_timeouts), (0, 1));
 }
+
+/// An AP (node 0, `profile`) with one station, A-MPDU off; packets `be` (DSCP 0) and `vi` (DSCP 40)
+/// at t = 0 (VI ones may also come later through `enqueue`).
+fn ap_with_two_acs(profile: &str) -> Medium {
+    let c = wifi_config(&format!("profile = \"{profile}\", ampdu = false"));
+    let p = BssParams::from_config(&c);
+    let tx = TxVector::ht(7, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap();
+    let (mut ap, mut sta) = (p.fifo_path(), p.fifo_path());
+    p.add_link(&mut ap, 0, tx, None);
+    p.add_link(&mut sta, 1, tx, None);
+    let nodes = vec![NodeSpec { node: 0, bss: 0, is_ap: true, name: "ap".into(), path: ap }, NodeSpec { node: 1, bss: 0, is_ap: false, name: "sta".into(), path: sta }];
+    let links = vec![LinkSpec { tx: 0, rx: 1, txv: tx, channel: ChannelModel::fixed(40.0) }, LinkSpec { tx: 1, rx: 0, txv: tx, channel: ChannelModel::fixed(40.0) }];
+    let mut m = Medium::new(vec![(p, c.collision_ifs)], nodes, links, 2, 1);
+    m.enable_trace();
+    m
+}
+
+/// ```text
+///  AP BE  ██ ack ██ ack ██ ack ...   20 best-effort frames queued at 0
+///  AP VI     ↑ a video frame arrives during the first BE exchange
+///            → VI requests access at once (backoff drawn: the node's own exchange is a busy medium)
+///              and, with AIFSN 2 / CW 7 against BE's 3 / 15, goes out within the next few accesses
+/// ```
+/// Before: an AC whose frame arrived while another AC of the same node was in an exchange never
+/// requested access, and the video waited until the BE queue ran dry.
+#[test]
+fn a_frame_arriving_during_another_ac_s_exchange_requests_access() {
+    for profile in ["ns3", "linux"] {
+        let mut m = ap_with_two_acs(profile);
+        let mut q = Q(EventQueue::new());
+        let mut log = PacketLog::new(false);
+        let (mut delivered, mut dropped) = (Vec::new(), Vec::new());
+        for i in 0..20 {
+            let mut out = Outputs { log: &mut log, delivered: &mut delivered, dropped: &mut dropped, air_started: None };
+            m.enqueue(SimTime::ZERO, 0, 1, pkt(i, 0, 1), &mut q, &mut out);
+        }
+        let mut trace = Vec::new();
+        run_until(&mut m, &mut q, &mut log, &mut trace, |e| matches!(e, MediumTrace::PpduStart { node: 0, .. }));
+        let now = q.0.now();
+        let video = Packet { dscp: 40, ..pkt(100, 0, 1) };
+        let mut out = Outputs { log: &mut log, delivered: &mut delivered, dropped: &mut dropped, air_started: None };
+        m.enqueue(now, 0, 1, video, &mut q, &mut out);
+        while let Some((t, ev)) = q.0.pop() {
+            let mut out = Outputs { log: &mut log, delivered: &mut delivered, dropped: &mut dropped, air_started: None };
+            m.handle(t, ev, &mut q, &mut out);
+        }
+        let order: Vec<u64> = delivered.iter().map(|(_, p)| p.id).collect();
+        let at = order.iter().position(|&id| id == 100).expect("the video frame is delivered");
+        assert!((1..=4).contains(&at), "{profile}: the video frame went out as frame {at} of {order:?}");
+    }
+}
+
+/// ```text
+///  AP BE  [AIFS 3][b slots ........]      AP VI  [AIFS 2][b' slots ...]
+///  the first of the two to reach 0 transmits; the other freezes the slots it counted, as every other
+///  station's EDCAFs do (its own node's transmission is a busy medium for it)
+/// ```
+#[test]
+fn the_winning_node_s_other_acs_freeze_their_countdown() {
+    let mut m = ap_with_two_acs("ns3");
+    let before: Vec<u32> = m.nodes[0].edcaf.iter().map(|e| e.backoff_slots()).collect();
+    let mut q = Q(EventQueue::new());
+    let mut log = PacketLog::new(false);
+    let (mut delivered, mut dropped) = (Vec::new(), Vec::new());
+    let mut out = Outputs { log: &mut log, delivered: &mut delivered, dropped: &mut dropped, air_started: None };
+    m.enqueue(SimTime::ZERO, 0, 1, pkt(0, 0, 1), &mut q, &mut out);
+    m.enqueue(SimTime::ZERO, 0, 1, Packet { dscp: 40, ..pkt(1, 0, 1) }, &mut q, &mut out);
+    let mut trace = Vec::new();
+    run_until(&mut m, &mut q, &mut log, &mut trace, |e| matches!(e, MediumTrace::PpduStart { node: 0, .. }));
+    let now = q.0.now().as_ns();
+    let winner = m.nodes[0].exchange.as_ref().unwrap().eidx;
+    let (be, vi) = (AccessCategory::Be as usize, AccessCategory::Vi as usize);
+    let loser = if winner == be { vi } else { be };
+    // The loser counted from AIFS end (grant 16 µs + AIFSN slots), one slot per 9 µs, plus the slot
+    // boundary at which the medium turned busy (ns-3 EDCA).
+    let aifs_end = 16_000 + 9_000 * m.nodes[0].edcaf[loser].params.aifsn as u64;
+    let counted = if now >= aifs_end { (now - aifs_end) / 9_000 + 1 } else { 0 };
+    let expected = before[loser] - (counted as u32).min(before[loser]);
+    assert!(expected < before[loser], "the test needs a loser that counted some slots: {before:?}, winner {winner}");
+    assert_eq!(m.nodes[0].edcaf[loser].backoff_slots(), expected);
+}
