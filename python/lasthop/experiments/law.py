@@ -37,6 +37,8 @@ from typing import Any, Callable
 import numpy as np
 
 import lasthop
+from lasthop.experiments import topology
+from lasthop.experiments.topology import Json
 
 LIMIT_Q_MS = 40.0
 LIMIT_H_MS = 3.0
@@ -96,40 +98,32 @@ def deadline_ms(limit_q_ms: float = LIMIT_Q_MS) -> float:
     return limit_q_ms + 2 * LIMIT_H_MS + WIRED_DELAY_MS
 
 
-def _ap(variant: str, limit_q_ms: float) -> dict[str, Any]:
-    bss: dict[str, Any] = {"type": "wifi", "standard": "ht", "band": "5ghz", "width_mhz": 20, "gi_ns": 800,
-                           "max_nss": 1, "profile": "linux"}
+def _last_hop(variant: str, limit_q_ms: float) -> tuple[Json, Json | None]:
+    """The AP's BSS and mechanism: Law, or the stock three layers (mac80211 TXQs, driver retry queue,
+    2-A-MPDU / 8-frame hardware queues) under a baseline rate control."""
+    bss = topology.wifi(width_mhz=20, gi_ns=800, max_nss=1)
     if variant == "law":
-        return {"name": "ap", "last_hop": bss,
-                "mechanism": {"type": "law", "limit_q_ms": limit_q_ms, "limit_h_ms": LIMIT_H_MS}}
-    # The stock three layers (mac80211 TXQs, driver retry queue, 2-A-MPDU / 8-frame hardware queues).
-    return {"name": "ap", "last_hop": {**bss, "ap_path": {"type": "linux"},
-                                       "rate_control": dict(BASELINE_RATE_CONTROL[variant])}}
+        return bss, {"type": "law", "limit_q_ms": limit_q_ms, "limit_h_ms": LIMIT_H_MS}
+    return {**bss, "ap_path": {"type": "linux"}, "rate_control": dict(BASELINE_RATE_CONTROL[variant])}, None
 
 
-def udp(name: str, rate_mbps: float) -> dict[str, Any]:
+def udp(name: str, rate_mbps: float) -> Json:
     """An iperf-like UDP flow from the sender to the client."""
-    return {"name": name, "type": "udp_cbr", "from": "sender", "to": "client", "rate_mbps": rate_mbps,
-            "packet_bytes": PACKET_BYTES}
+    return topology.udp_cbr(name, "sender", "client", rate_mbps, PACKET_BYTES)
 
 
 def testbed(variant: str, *, duration_s: float = 600.0, warmup_s: float = 10.0, limit_q_ms: float = LIMIT_Q_MS,
-            flows: list[dict[str, Any]] | None = None, packets: bool = True) -> dict[str, Any]:
+            flows: list[Json] | None = None, packets: bool = True) -> Json:
     """Law's testbed as a scenario dict, for ``variant`` in :data:`VARIANTS`."""
     if variant not in VARIANTS:
         raise ValueError(f"unknown variant {variant!r}; expected one of {VARIANTS}")
-    return {
-        "name": f"law-testbed-{variant}",
-        "duration_s": duration_s,
-        "warmup_s": warmup_s,
-        "output": {"packets": packets},
-        "servers": [{"name": "sender"}],
-        "aps": [_ap(variant, limit_q_ms)],
-        # The client's uplink (TCP ACKs) at a fixed robust rate, the same for every variant.
-        "stations": [{"name": "client", "channel": {"type": "office"}, "rate_control": {"type": "fixed", "mcs": 3}}],
-        "links": [{"a": "sender", "b": "ap", "rate_mbps": 1000.0, "delay_ms": WIRED_DELAY_MS}],
-        "flows": flows if flows is not None else [udp("iperf", 10.0)],
-    }
+    last_hop, mechanism = _last_hop(variant, limit_q_ms)
+    # The client's uplink (TCP ACKs) at a fixed robust rate, the same for every variant.
+    client = topology.station("client", {"type": "office"}, rate_control={"type": "fixed", "mcs": 3})
+    return topology.single_ap(
+        f"law-testbed-{variant}", duration_s=duration_s, warmup_s=warmup_s, server="sender", last_hop=last_hop,
+        mechanism=mechanism, stations=[client], flows=flows if flows is not None else [udp("iperf", 10.0)],
+        link_delay_ms=WIRED_DELAY_MS, packets=packets)
 
 
 def _nearest_rank(sorted_ms: np.ndarray, q: float) -> float:

@@ -1,7 +1,6 @@
 """Experiments on the Linux AP transmit path (issue 4): airtime fairness and sparse flows.
 
-Scenarios are built as dicts in the same shape as TOML files, so ``lasthop.Scenario.from_dict`` checks
-them exactly like a user's file.
+Scenarios are built as dicts by :mod:`lasthop.experiments.topology`.
 """
 
 from __future__ import annotations
@@ -11,14 +10,18 @@ from typing import Any, Callable
 import numpy as np
 
 import lasthop
+from lasthop.experiments import topology
+from lasthop.experiments.topology import Json
 
 
-def _bss(path: dict[str, Any], **extra: Any) -> dict[str, Any]:
-    return {"type": "wifi", "standard": "ht", "band": "5ghz", "profile": "linux", "ap_path": path, **extra}
-
-
-def _linux(**kw: Any) -> dict[str, Any]:
+def _linux(**kw: Any) -> Json:
+    """The Linux AP transmit path (mac80211 TXQs with FQ-CoDel), with ``kw`` set."""
     return {"type": "linux", **kw}
+
+
+def _fixed(mcs: int) -> Json:
+    """Fixed-rate control at ``mcs``."""
+    return {"type": "fixed", "mcs": mcs}
 
 
 def airtime_fairness(seed: int, quick: bool) -> dict[str, Any]:
@@ -29,25 +32,13 @@ def airtime_fairness(seed: int, quick: bool) -> dict[str, Any]:
     duration = 4.0 if quick else 20.0
     rows = []
     for variant, afs in (("afs_off", False), ("afs_on", True)):
-        sc = {
-            "name": f"airtime-fairness-{variant}",
-            "duration_s": duration,
-            "warmup_s": 1.0,
-            "output": {"packets": False},
-            "servers": [{"name": "server"}],
-            "aps": [{"name": "ap", "last_hop": _bss(_linux(airtime_fairness=afs))}],
-            "stations": [
-                {"name": "fast", "channel": {"type": "fixed_snr", "snr_db": 35.0},
-                 "downlink_rate_control": {"type": "fixed", "mcs": 15}},
-                {"name": "slow", "channel": {"type": "fixed_snr", "snr_db": 10.0},
-                 "downlink_rate_control": {"type": "fixed", "mcs": 0}},
-            ],
-            "links": [{"a": "server", "b": "ap", "rate_mbps": 1000.0, "delay_ms": 1.0}],
-            "flows": [
-                {"name": name, "type": "saturated", "from": "server", "to": name, "backlog": 400}
-                for name in ("fast", "slow")
-            ],
-        }
+        sc = topology.single_ap(
+            f"airtime-fairness-{variant}", duration_s=duration, warmup_s=1.0, server="server",
+            last_hop=topology.wifi(ap_path=_linux(airtime_fairness=afs)),
+            stations=[topology.station("fast", topology.fixed_snr(35.0), downlink_rate_control=_fixed(15)),
+                      topology.station("slow", topology.fixed_snr(10.0), downlink_rate_control=_fixed(0))],
+            flows=[topology.saturated(name, "server", name, 400) for name in ("fast", "slow")],
+            link_delay_ms=1.0, packets=False)
         res = lasthop.run(lasthop.Scenario.from_dict(sc), seed=seed)
         links = {l["link"]: l["stats"]["airtime_ns"] for l in res.summary["components"]["wifi"]["links"]}
         air = {name: links[f"ap->{name}"] for name in ("fast", "slow")}
@@ -68,20 +59,12 @@ def sparse_flow(seed: int, quick: bool) -> dict[str, Any]:
     duration = 5.0 if quick else 30.0
     rows = []
     for variant, path in (("fifo", {"type": "fifo"}), ("fq_codel", _linux())):
-        flows: list[dict[str, Any]] = [
-            {"name": f"bulk{i}", "type": "udp_cbr", "from": "server", "to": "sta", "rate_mbps": 20.0,
-             "packet_bytes": 1500} for i in range(4)]
-        flows.append({"name": "ping", "type": "ping", "from": "server", "to": "sta", "interval_ms": 100.0})
-        sc = {
-            "name": f"sparse-flow-{variant}",
-            "duration_s": duration,
-            "warmup_s": 1.0,
-            "servers": [{"name": "server"}],
-            "aps": [{"name": "ap", "last_hop": _bss(path, rate_control={"type": "fixed", "mcs": 7})}],
-            "stations": [{"name": "sta", "channel": {"type": "fixed_snr", "snr_db": 35.0}}],
-            "links": [{"a": "server", "b": "ap", "rate_mbps": 1000.0, "delay_ms": 0.5}],
-            "flows": flows,
-        }
+        flows = [topology.udp_cbr(f"bulk{i}", "server", "sta", 20.0, 1500) for i in range(4)]
+        flows.append(topology.flow("ping", "ping", "server", "sta", interval_ms=100.0))
+        sc = topology.single_ap(
+            f"sparse-flow-{variant}", duration_s=duration, warmup_s=1.0, server="server",
+            last_hop=topology.wifi(ap_path=path, rate_control=_fixed(7)),
+            stations=[topology.station("sta", topology.fixed_snr(35.0))], flows=flows, link_delay_ms=0.5)
         res = lasthop.run(lasthop.Scenario.from_dict(sc), seed=seed)
         f = {r["flow"]: r for r in res.flows.to_dict("records")}
         bulk = sum(f[f"bulk{i}"]["throughput_mbps"] for i in range(4))
@@ -97,26 +80,16 @@ def latency_breakdown(seed: int, quick: bool) -> dict[str, Any]:
     wired, txq (mac80211 FQ-CoDel), driver (software queues until the hardware queue), hardware (until
     the first attempt), air (first attempt to delivery). The baseline picture Law's paper starts from."""
     duration = 5.0 if quick else 30.0
-    sc = {
-        "name": "latency-breakdown",
-        "duration_s": duration,
-        "warmup_s": 1.0,
-        "servers": [{"name": "server"}],
-        "aps": [{"name": "ap", "last_hop": _bss(_linux(), rate_control={"type": "fixed", "mcs": 7})}],
-        "stations": [
-            {"name": "client", "channel": {"type": "fixed_snr", "snr_db": 24.0,
-                                           "fading": {"type": "rayleigh", "coherence_ms": 20.0}}},
-            {"name": "bg1", "channel": {"type": "fixed_snr", "snr_db": 30.0}},
-            {"name": "bg2", "channel": {"type": "fixed_snr", "snr_db": 30.0}},
-        ],
-        "links": [{"a": "server", "b": "ap", "rate_mbps": 1000.0, "delay_ms": 5.0}],
-        "flows": [
-            {"name": "video", "type": "udp_cbr", "from": "server", "to": "client", "rate_mbps": 10.0,
-             "packet_bytes": 1200},
-            {"name": "bg1", "type": "udp_cbr", "from": "server", "to": "bg1", "rate_mbps": 20.0, "packet_bytes": 1500},
-            {"name": "bg2", "type": "udp_cbr", "from": "bg2", "to": "server", "rate_mbps": 5.0, "packet_bytes": 1500},
-        ],
-    }
+    sc = topology.single_ap(
+        "latency-breakdown", duration_s=duration, warmup_s=1.0, server="server",
+        last_hop=topology.wifi(ap_path=_linux(), rate_control=_fixed(7)),
+        stations=[topology.station("client", topology.fixed_snr(24.0, coherence_ms=20.0)),
+                  topology.station("bg1", topology.fixed_snr(30.0)),
+                  topology.station("bg2", topology.fixed_snr(30.0))],
+        flows=[topology.udp_cbr("video", "server", "client", 10.0, 1200),
+               topology.udp_cbr("bg1", "server", "bg1", 20.0, 1500),
+               topology.udp_cbr("bg2", "bg2", "server", 5.0, 1500)],
+        link_delay_ms=5.0)
     res = lasthop.run(lasthop.Scenario.from_dict(sc), seed=seed)
     p = res.packets
     v = p[(p["flow"] == "video") & p["t_delivered_ns"].notna()]
@@ -137,18 +110,11 @@ def latency_breakdown(seed: int, quick: bool) -> dict[str, Any]:
     return {"rows": rows}
 
 
-def _goodput(channel: dict[str, Any], rc: dict[str, Any], seed: int, duration: float) -> float:
-    sc = {
-        "name": "rate-control",
-        "duration_s": duration,
-        "warmup_s": 1.0,
-        "output": {"packets": False},
-        "servers": [{"name": "server"}],
-        "aps": [{"name": "ap", "last_hop": _bss(_linux(), rate_control=rc)}],
-        "stations": [{"name": "sta", "channel": channel}],
-        "links": [{"a": "server", "b": "ap", "rate_mbps": 1000.0, "delay_ms": 1.0}],
-        "flows": [{"name": "bulk", "type": "saturated", "from": "server", "to": "sta", "backlog": 300}],
-    }
+def _goodput(channel: Json, rc: Json, seed: int, duration: float) -> float:
+    sc = topology.single_ap(
+        "rate-control", duration_s=duration, warmup_s=1.0, server="server",
+        last_hop=topology.wifi(ap_path=_linux(), rate_control=rc), stations=[topology.station("sta", channel)],
+        flows=[topology.saturated("bulk", "server", "sta", 300)], link_delay_ms=1.0, packets=False)
     res = lasthop.run(lasthop.Scenario.from_dict(sc), seed=seed)
     return float(res.flows["throughput_mbps"].iloc[0])
 
@@ -159,13 +125,11 @@ def rate_control(seed: int, quick: bool) -> dict[str, Any]:
     sampling, and the best fixed MCS (the maximum over MCS0–7 of each point's goodput). Expected: on
     static SNRs both adaptive schemes reach ≥ 90 % of the best fixed rate's goodput."""
     duration = 4.0 if quick else 10.0
-    points: list[tuple[Any, dict[str, Any]]] = [
-        (snr, {"type": "fixed_snr", "snr_db": float(snr)}) for snr in (5, 10, 15, 20, 25, 30)]
-    points.append(("fading", {"type": "fixed_snr", "snr_db": 20.0,
-                              "fading": {"type": "rayleigh", "coherence_ms": 20.0}}))
+    points: list[tuple[Any, Json]] = [(snr, topology.fixed_snr(float(snr))) for snr in (5, 10, 15, 20, 25, 30)]
+    points.append(("fading", topology.fixed_snr(20.0, coherence_ms=20.0)))
     rows = []
     for label, channel in points:
-        best = max(_goodput(channel, {"type": "fixed", "mcs": m}, seed, duration) for m in range(8))
+        best = max(_goodput(channel, _fixed(m), seed, duration) for m in range(8))
         rows.append({"variant": "fixed_best", "snr_db": label, "goodput_mbps": best})
         for variant, rc in (("minstrel_ht", {"type": "minstrel_ht"}), ("thompson", {"type": "thompson"})):
             g = _goodput(channel, rc, seed, duration)

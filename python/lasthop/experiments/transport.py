@@ -24,6 +24,8 @@ from typing import Any
 import numpy as np
 
 import lasthop
+from lasthop.experiments import topology
+from lasthop.experiments.topology import Json
 
 CAPACITY_MBPS = 20.0
 BASE_RTT_MS = 40.0
@@ -37,20 +39,16 @@ VARIANTS: dict[str, dict[str, Any]] = {
 }
 
 
-def scenario(variant: str, buffer_bdp: float, duration_s: float, warmup_s: float) -> dict[str, Any]:
+def scenario(variant: str, buffer_bdp: float, duration_s: float, warmup_s: float) -> Json:
     """The bottleneck scenario for one (variant, buffer) point."""
     packets = max(1, round(BDP_PACKETS * buffer_bdp))
-    return {
-        "name": f"transport-sanity-{variant}-{buffer_bdp:g}bdp",
-        "duration_s": duration_s,
-        "warmup_s": warmup_s,
-        "servers": [{"name": "server"}],
-        "aps": [{"name": "ap", "last_hop": {"type": "wired", "rate_mbps": CAPACITY_MBPS, "delay_ms": 1.0,
-                                            "queue": {"type": "fifo", "packets": packets}}}],
-        "stations": [{"name": "sta"}],
-        "links": [{"a": "server", "b": "ap", "rate_mbps": 1000.0, "delay_ms": BASE_RTT_MS / 2 - 1.0}],
-        "flows": [{"name": variant, "from": "server", "to": "sta", **VARIANTS[variant]}],
-    }
+    bottleneck = {"type": "wired", "rate_mbps": CAPACITY_MBPS, "delay_ms": 1.0,
+                  "queue": {"type": "fifo", "packets": packets}}
+    return topology.single_ap(
+        f"transport-sanity-{variant}-{buffer_bdp:g}bdp", duration_s=duration_s, warmup_s=warmup_s,
+        server="server", last_hop=bottleneck, stations=[topology.station("sta")],
+        flows=[topology.flow(variant, None, "server", "sta", **VARIANTS[variant])],
+        link_delay_ms=BASE_RTT_MS / 2 - 1.0)
 
 
 def _convergence_s(fwd: Any, start_ns: int, capacity_mbps: float) -> float | None:

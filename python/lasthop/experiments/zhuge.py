@@ -28,6 +28,8 @@ import numpy as np
 
 import lasthop
 from lasthop.anchors import shared_dir
+from lasthop.experiments import topology
+from lasthop.experiments.topology import Json
 
 SCALE = 15 / 13
 FAMILIES = {"W1": "rest-wifi", "W2": "office-wifi", "C2": "xu4g", "C3": "xu5g"}
@@ -66,24 +68,18 @@ def tcp_variants(cellular: bool) -> dict[str, tuple[dict[str, Any], dict[str, An
     }
 
 
-def scenario(trace: str | os.PathLike[str], queue: dict[str, Any], mechanism: dict[str, Any] | None,
-             flow: dict[str, Any], duration_s: float, warmup_s: float, scale: float = SCALE) -> dict[str, Any]:
+def scenario(trace: str | os.PathLike[str], queue: Json, mechanism: Json | None, flow: Json, duration_s: float,
+             warmup_s: float, scale: float = SCALE, packets: bool = False) -> Json:
     """One trace-driven run: the topology of §6.1 with `flow` from the sender to the client."""
-    ap: dict[str, Any] = {"name": "ap", "last_hop": {"type": "capacity_trace", "trace": os.fspath(trace),
-                                                     "delay_ms": 16.0, "scale": scale, "queue": queue}}
-    if mechanism is not None:
-        ap["mechanism"] = mechanism
-    return {
-        "name": "zhuge",
-        "duration_s": duration_s,
-        "warmup_s": warmup_s,
-        "output": {"packets": False},
-        "servers": [{"name": "sender"}],
-        "aps": [ap],
-        "stations": [{"name": "client"}],
-        "links": [{"a": "sender", "b": "ap", "rate_mbps": 1000.0, "delay_ms": 9.0}],
-        "flows": [{"name": "video", "from": "sender", "to": "client", "start_s": 1.0, **flow}],
-    }
+    link = {"type": "capacity_trace", "trace": os.fspath(trace), "delay_ms": 16.0, "scale": scale, "queue": queue}
+    return topology.single_ap(
+        "zhuge", duration_s=duration_s, warmup_s=warmup_s, server="sender", last_hop=link, mechanism=mechanism,
+        stations=[topology.station("client")], flows=[_video(flow)], link_delay_ms=9.0, packets=packets)
+
+
+def _video(flow: Json) -> Json:
+    """The call's flow (``flow`` gives its type) from the sender to the client, from 1 s."""
+    return topology.flow("video", None, "sender", "client", start_s=1.0, **flow)
 
 
 def rtc_flow() -> dict[str, Any]:
@@ -251,8 +247,7 @@ def zhuge_accuracy(seed: int, quick: bool, trace: str | os.PathLike[str] | None 
     """Fortune Teller's predicted versus actual AP delay per packet, by actual-delay bucket."""
     duration = 40.0 if quick else 120.0
     tf = Path(trace) if trace is not None else family_traces("rest-wifi", 1)[0]
-    sc = scenario(tf, CODEL, {"type": "zhuge"}, rtc_flow(), duration, 5.0)
-    sc["output"] = {"packets": True}
+    sc = scenario(tf, CODEL, {"type": "zhuge"}, rtc_flow(), duration, 5.0, packets=True)
     res = lasthop.run(lasthop.Scenario.from_dict(sc), seed=seed)
     acc = res.summary["components"].get("mechanisms", [{}])[0].get("prediction_errors")
     if acc is None:
@@ -271,24 +266,19 @@ EXPERIMENTS = {
 }
 
 
-def wifi_scenario(mechanism: dict[str, Any] | None, duration_s: float, competing: int = 2) -> dict[str, Any]:
+def wifi_scenario(mechanism: Json | None, duration_s: float, competing: int = 2) -> Json:
     """An 802.11n AP (Linux path: FQ-CoDel TXQs, airtime fairness, Minstrel-HT) serving the call's
     client on a fading channel with a walk-by fade, and `competing` stations downloading with TCP."""
-    ap: dict[str, Any] = {"name": "ap", "last_hop": {"type": "wifi", "standard": "ht", "band": "5ghz",
-                                                     "profile": "linux", "rate_control": {"type": "minstrel_ht"}}}
-    if mechanism is not None:
-        ap["mechanism"] = mechanism
     ramp = [[0.0, 24.0], [15.0, 24.0], [17.0, 10.0], [21.0, 10.0], [23.0, 24.0]]
-    stations = [{"name": "client", "channel": {"type": "ramp", "points": ramp,
-                                               "fading": {"type": "rayleigh", "coherence_ms": 20}}}]
-    flows = [{"name": "video", "from": "sender", "to": "client", "start_s": 1.0, **rtc_flow()}]
+    stations = [topology.station("client", {"type": "ramp", "points": ramp, "fading": topology.rayleigh(20)})]
+    flows = [_video(rtc_flow())]
     for i in range(competing):
-        stations.append({"name": f"sta{i}", "channel": {"type": "fixed_snr", "snr_db": 20.0 + 5 * i,
-                                                        "fading": {"type": "rayleigh", "coherence_ms": 50}}})
-        flows.append({"name": f"download{i}", "type": "tcp", "from": "sender", "to": f"sta{i}", "start_s": 2.0})
-    return {"name": "zhuge-wifi", "duration_s": duration_s, "warmup_s": 5.0, "output": {"packets": False},
-            "servers": [{"name": "sender"}], "aps": [ap], "stations": stations,
-            "links": [{"a": "sender", "b": "ap", "rate_mbps": 1000.0, "delay_ms": 9.0}], "flows": flows}
+        stations.append(topology.station(f"sta{i}", topology.fixed_snr(20.0 + 5 * i, coherence_ms=50)))
+        flows.append(topology.flow(f"download{i}", "tcp", "sender", f"sta{i}", start_s=2.0))
+    return topology.single_ap(
+        "zhuge-wifi", duration_s=duration_s, warmup_s=5.0, server="sender",
+        last_hop=topology.wifi(rate_control={"type": "minstrel_ht"}), mechanism=mechanism, stations=stations,
+        flows=flows, link_delay_ms=9.0, packets=False)
 
 
 def zhuge_wifi(seed: int, quick: bool) -> dict[str, Any]:
