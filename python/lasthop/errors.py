@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypedDict
 
-__all__ = ["LasthopError", "ScenarioError", "TraceFormatError", "ErrorDetails", "format_loc"]
+__all__ = ["LasthopError", "ScenarioError", "TraceFormatError", "RunDirError", "ErrorDetails", "format_loc"]
 
 
 class ErrorDetails(TypedDict):
@@ -106,3 +106,8 @@ class TraceFormatError(LasthopError, ValueError):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.path, self.line, self.reason))
+
+
+class RunDirError(LasthopError):
+    """A path given as a run directory is missing, is not one, or holds a file that cannot be read; the
+    message names the path (or the file in it) as the user gave it."""

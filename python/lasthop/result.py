@@ -25,19 +25,19 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 
 from lasthop import _lasthop
-from lasthop.errors import LasthopError
+from lasthop.errors import RunDirError
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from lasthop.scenario import Scenario
 
-__all__ = ["RunResult", "SUMMARY_FORMAT", "NOT_REACHED", "dumps_summary"]
+__all__ = ["RunResult", "SUMMARY_FORMAT", "NOT_REACHED", "dumps_summary", "read_table"]
 
 SUMMARY_FORMAT = "lasthop-run/1"
 """Version tag of the run directory layout, stored in ``summary.json`` as ``format``."""
@@ -47,6 +47,7 @@ NOT_REACHED = 2**64 - 1
 
 PACKETS_FILE, FLOWS_FILE, SUMMARY_FILE = "packets.parquet", "flows.parquet", "summary.json"
 RTT_FILE, FRAMES_FILE = "rtt.parquet", "frames.parquet"
+RUN_FILES = (PACKETS_FILE, FLOWS_FILE, RTT_FILE, FRAMES_FILE, SUMMARY_FILE)
 
 _Lazy = Union["pd.DataFrame", Callable[[], "pd.DataFrame"]]
 
@@ -172,15 +173,21 @@ class RunResult:
 
     @classmethod
     def load(cls, directory: str | os.PathLike[str]) -> RunResult:
-        """Reads a run directory written by :meth:`save`."""
+        """Reads a run directory written by :meth:`save`: the summary and flows table now, the packet,
+        RTT and frame tables on first access.
+
+        Raises :class:`~lasthop.errors.RunDirError` naming the directory as given: no such directory, no
+        ``summary.json`` (an unfinished or interrupted run), a file that cannot be parsed or is not
+        lasthop's. ``packets.parquet`` is checked here (its schema).
+        """
         import pandas as pd
 
-        d = Path(directory)
-        try:
-            summary = json.loads((d / SUMMARY_FILE).read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise LasthopError(f"{d}: not a complete run directory (no {SUMMARY_FILE})") from None
-        flows = pd.read_parquet(d / FLOWS_FILE)
+        d, shown = Path(directory), os.fspath(directory)
+        summary = _read_summary(d, shown)
+        flows = read_table(directory, FLOWS_FILE).to_pandas()
+        if "flow" not in flows.columns:
+            raise RunDirError(f"{os.path.join(shown, FLOWS_FILE)}: not a lasthop flows table (no `flow` column)")
+        read_table(directory, PACKETS_FILE, schema_only=True)
 
         def optional(name: str, columns: Mapping[str, str]) -> Callable[[], pd.DataFrame]:
             # Run directories written before these files existed load with empty tables.
@@ -188,6 +195,46 @@ class RunResult:
 
         return cls(summary, flows, lambda: pd.read_parquet(d / PACKETS_FILE),
                    rtt=optional(RTT_FILE, RTT_COLUMNS), frames=optional(FRAMES_FILE, FRAME_COLUMNS))
+
+
+def _read_summary(d: Path, shown: str) -> dict[str, Any]:
+    """The ``summary.json`` of run directory ``d`` (``shown`` as the user gave it), checked."""
+    if not d.exists():
+        raise RunDirError(f"{shown}: no such directory")
+    if not d.is_dir():
+        raise RunDirError(f"{shown}: not a directory (expected a run directory)")
+    sfile = d / SUMMARY_FILE
+    if not sfile.is_file():
+        what = "a complete run directory" if any((d / f).exists() for f in RUN_FILES) else "a run directory"
+        raise RunDirError(f"{shown}: not {what} (no {SUMMARY_FILE}; an unfinished or interrupted run has none)")
+    try:
+        summary = json.loads(sfile.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise RunDirError(f"{os.path.join(shown, SUMMARY_FILE)}: cannot read: {e}") from None
+    if not isinstance(summary, dict) or not str(summary.get("format", "")).startswith(SUMMARY_FORMAT.split("/")[0]):
+        raise RunDirError(f"{os.path.join(shown, SUMMARY_FILE)}: not a lasthop run summary (no format '{SUMMARY_FORMAT}')")
+    return summary
+
+
+def read_table(directory: str | os.PathLike[str], name: str, columns: Sequence[str] | None = None,
+               schema_only: bool = False) -> Any:
+    """One parquet file of a run directory as a pyarrow table (only ``columns``, if given), or its
+    schema only; a missing or unreadable file is a :class:`~lasthop.errors.RunDirError` naming it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    shown, path = os.fspath(directory), Path(directory) / name
+    try:
+        return pq.read_schema(path) if schema_only else pq.read_table(path, columns=columns)
+    except FileNotFoundError:
+        raise RunDirError(f"{shown}: not a complete run directory (no {name})") from None
+    except (OSError, pa.ArrowException, ValueError, KeyError) as e:
+        raise RunDirError(f"{os.path.join(shown, name)}: cannot read: {_first_line(e)}") from None
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
 
 
 def _summary(out: Mapping[str, Any], flows: list[dict[str, Any]]) -> dict[str, Any]:

@@ -9,7 +9,6 @@ stride, so the same run gives the same picture).
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from dataclasses import dataclass, field
@@ -19,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from lasthop.errors import LasthopError
-from lasthop.result import FLOWS_FILE, PACKETS_FILE, SUMMARY_FILE, SUMMARY_FORMAT
+from lasthop.errors import RunDirError
+from lasthop.result import PACKETS_FILE, RunResult, read_table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -63,10 +62,6 @@ ROUND_TRIP_KINDS = frozenset({"ping"})
 BREAKDOWN_SAMPLE = 200_000
 CCDF_POINTS = 1_000
 MAX_BINS = 3_000
-
-
-class RunDirError(LasthopError):
-    """A path given as a run directory is missing, is not one, or holds a file that cannot be read."""
 
 
 @dataclass
@@ -130,48 +125,10 @@ class RunSeries:
 
 
 def open_run(path: str | os.PathLike[str]) -> Run:
-    """Checks that ``path`` is a complete run directory and reads its summary and flows table.
-
-    Raises :class:`RunDirError` naming the path: no such directory, no ``summary.json``, a file that
-    cannot be parsed. ``packets.parquet`` is checked here (its schema) and read by :func:`analyse`.
-    """
-    shown = os.fspath(path)
-    d = Path(path)
-    if not d.exists():
-        raise RunDirError(f"{shown}: no such directory")
-    if not d.is_dir():
-        raise RunDirError(f"{shown}: not a directory (expected a run directory)")
-    sfile = d / SUMMARY_FILE
-    if not sfile.is_file():
-        raise RunDirError(f"{shown}: not a run directory (no {SUMMARY_FILE}; an unfinished or interrupted run has none)")
-    try:
-        summary = json.loads(sfile.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as e:
-        raise RunDirError(f"{os.path.join(shown, SUMMARY_FILE)}: cannot read: {e}") from None
-    if not isinstance(summary, dict) or not str(summary.get("format", "")).startswith(SUMMARY_FORMAT.split("/")[0]):
-        raise RunDirError(f"{os.path.join(shown, SUMMARY_FILE)}: not a lasthop run summary (no format '{SUMMARY_FORMAT}')")
-    flows = _read_parquet(d, shown, FLOWS_FILE).to_pandas()
-    _read_parquet(d, shown, PACKETS_FILE, schema_only=True)
-    if "flow" not in flows.columns:
-        raise RunDirError(f"{os.path.join(shown, FLOWS_FILE)}: not a lasthop flows table (no `flow` column)")
-    return Run(path=d, shown=shown, summary=summary, flows=flows)
-
-
-def _read_parquet(d: Path, shown: str, name: str, schema_only: bool = False) -> Any:
-    """A parquet file of a run directory (its schema only, if asked); errors name the file."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    try:
-        return pq.read_schema(d / name) if schema_only else pq.read_table(d / name)
-    except FileNotFoundError:
-        raise RunDirError(f"{shown}: not a complete run directory (no {name})") from None
-    except (OSError, pa.ArrowException, ValueError) as e:
-        raise RunDirError(f"{os.path.join(shown, name)}: cannot read: {_short(e)}") from None
-
-
-def _short(e: BaseException) -> str:
-    return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    """Reads a run directory with :meth:`RunResult.load <lasthop.RunResult.load>` (which checks it and
+    raises :class:`RunDirError` naming the path); its packets are read by :func:`analyse`."""
+    res = RunResult.load(path)
+    return Run(path=Path(path), shown=os.fspath(path), summary=res.summary, flows=res.flows)
 
 
 # -- packets ------------------------------------------------------------------------------------------
@@ -191,22 +148,17 @@ def analyse(run: Run) -> RunSeries:
     """Reads ``packets.parquet`` and derives every series the report plots."""
     import pyarrow as pa
     import pyarrow.compute as pc
-    import pyarrow.parquet as pq
 
-    path = run.path / PACKETS_FILE
     scenario = run.summary.get("scenario") or {}
     warmup_ns = float(scenario.get("warmup_s") or 0.0) * 1e9
     end_ns = float(run.summary.get("sim_end_ns") or float(scenario.get("duration_s") or 1.0) * 1e9)
     bin_s = _bin_size(end_ns)
     nbins = max(1, math.ceil(end_ns / (bin_s * 1e9)))
     t_s = np.arange(nbins, dtype=np.float64) * bin_s
-    try:
-        schema = pq.read_schema(path)
-        stages = [s for s in STAGES if s in schema.names]
-        extra = [c for c in ("seq", "reverse", "drop_reason", "size_bytes") if c in schema.names]
-        table = pq.read_table(path, columns=["flow", *extra, *stages])
-    except (OSError, pa.ArrowException, ValueError, KeyError) as e:
-        raise RunDirError(f"{os.path.join(run.shown, PACKETS_FILE)}: cannot read: {_short(e)}") from None
+    names = read_table(run.shown, PACKETS_FILE, schema_only=True).names
+    stages = [s for s in STAGES if s in names]
+    extra = [c for c in ("seq", "reverse", "drop_reason", "size_bytes") if c in names]
+    table = read_table(run.shown, PACKETS_FILE, columns=["flow", *extra, *stages])
     if table.num_rows == 0 or "t_sent_ns" not in stages or "t_delivered_ns" not in stages:
         return RunSeries(has_packets=False, bin_s=bin_s, t_s=t_s, warmup_s=warmup_ns / 1e9, flows=[], queues={})
 
