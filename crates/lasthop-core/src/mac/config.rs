@@ -159,7 +159,13 @@ impl BssParams {
     /// An empty transmit path as configured; `rng` perturbs the FQ hash of a Linux path.
     pub fn path(&self, cfg: &TxPathConfig, rng: &mut Rng) -> TxPath {
         match cfg {
-            TxPathConfig::Fifo {} => self.fifo_path(),
+            TxPathConfig::Fifo { qdisc } => {
+                let mut path = self.fifo_path();
+                if let (TxPath::Fifo(p), Some(q)) = (&mut path, qdisc) {
+                    p.set_qdisc(|| crate::queue::AnyQueue::from_config(q, Rng::derive(rng.next_u64(), "qdisc")));
+                }
+                path
+            }
             TxPathConfig::Linux { airtime_fairness, codel, fq, hw_depth_aggr, hw_depth_single, sw_retry_limit, max_subframes, max_aggr_us, fixed_tries, aql, qdisc } => {
                 let p = LinuxParams {
                     qos: self.qos,
@@ -247,9 +253,9 @@ pub fn default_paths(c: &WifiConfig) -> (TxPathConfig, TxPathConfig) {
     };
     let ap = c.ap_path.clone().unwrap_or(match c.profile {
         WifiProfile::Linux => linux,
-        WifiProfile::Ns3 => TxPathConfig::Fifo {},
+        WifiProfile::Ns3 => TxPathConfig::Fifo { qdisc: None },
     });
-    (ap, c.sta_path.clone().unwrap_or(TxPathConfig::Fifo {}))
+    (ap, c.sta_path.clone().unwrap_or(TxPathConfig::Fifo { qdisc: None }))
 }
 
 /// The rates a link of this BSS may use, for adaptive rate control.

@@ -279,9 +279,16 @@ fn default_fixed_tries() -> u8 {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum TxPathConfig {
-    /// One MAC queue per (receiver, AC), PSDUs formed at channel access, per-MPDU retry limit
-    /// (ns-3's WifiMacQueue; the validation path).
-    Fifo {},
+    /// One MAC queue per AC (FCFS over receivers), PSDUs formed at channel access, per-MPDU retry
+    /// limit (ns-3's WifiMacQueue; the validation path).
+    Fifo {
+        /// ns-3's traffic-control layer above the MAC queue: one such qdisc per AC (`mq` root), and
+        /// flow control (an AC's device queue stops while its MAC queue is full, so the qdisc holds the
+        /// backlog). ns-3's default stack has `fq_codel` here; default none (packets go straight to
+        /// the MAC queue and are dropped when it is full).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        qdisc: Option<QueueConfig>,
+    },
     /// The Linux AP path: mac80211 TXQs over FQ-CoDel (4096 flows, quantum 300 B), airtime fairness,
     /// and an ath9k-style driver (software retry queue, hardware queues of 2 A-MPDUs / 8 frames).
     Linux {

@@ -12,7 +12,7 @@ fn check_adaptive(w: &WifiConfig, rc: &RateControlConfig, path: &TxPathConfig, l
     if matches!(rc, RateControlConfig::Fixed { .. }) {
         return;
     }
-    if matches!(path, TxPathConfig::Fifo {}) {
+    if matches!(path, TxPathConfig::Fifo { .. }) {
         is.push(loc.clone(), "adaptive rate control needs the `linux` transmit path (set ap_path/sta_path)", json!(null));
     } else if let Err(e) = crate::mac::config::adaptive_rate_control(w, rc, crate::rng::Rng::derive(0, "check")) {
         is.push(loc.clone(), e, json!(null));
@@ -49,6 +49,9 @@ pub(crate) fn check_wifi(w: &WifiConfig, law: Option<&crate::mech::law::LawParam
         None => check_adaptive(w, &w.rate_control, &ap_path, &loc.key("rate_control"), is),
     }
     for (key, path) in [("ap_path", &w.ap_path), ("sta_path", &w.sta_path)] {
+        if let Some(TxPathConfig::Fifo { qdisc: Some(q) }) = path {
+            super::validate::check_queue(q, &loc.key(key).key("qdisc"), is);
+        }
         if let Some(TxPathConfig::Linux { qdisc: Some(q), hw_depth_aggr, hw_depth_single, max_subframes, .. }) = path {
             super::validate::check_queue(q, &loc.key(key).key("qdisc"), is);
             for (k, v) in [("hw_depth_aggr", hw_depth_aggr), ("hw_depth_single", hw_depth_single), ("max_subframes", max_subframes)] {

@@ -1,6 +1,13 @@
-//! One MAC queue per (receiver, AC) with PSDUs formed at channel access, as ns-3 3.44's `WifiMacQueue`
-//! and `QosTxop` do (the path the validation scenarios use).
+//! One MAC queue per AC with PSDUs formed at channel access, as ns-3 3.44's `WifiMacQueue` and
+//! `QosTxop` do (the path the validation scenarios use).
 //!
+//! * The queue of an AC holds at most `queue_packets` MPDUs over all receivers, counting those in
+//!   flight: ns-3 removes an MPDU from its `WifiMacQueue` only when it is acknowledged or dropped.
+//! * Optionally ns-3's traffic-control layer sits above it ([`FifoPath::set_qdisc`]): one qdisc per AC
+//!   (`mq` root with a child per device queue) and flow control — an AC's device queue is stopped
+//!   while its MAC queue is full and woken when an MPDU leaves it, at which moment the qdisc is run
+//!   (`WifiNetDevice` connects the `NetDeviceQueue` to the `WifiMacQueue`'s traces). The backlog then
+//!   waits in the qdisc, where its AQM sees it.
 //! * The receiver served is the one whose head MPDU is oldest (ns-3 serves receivers FCFS by age).
 //! * Without aggregation an MPDU is dropped after `retry_limit` attempts (ns-3 `FrameRetryLimit`).
 //! * Under BlockAck there is no retry limit; MPDUs older than `lifetime` are dropped at the head
@@ -14,9 +21,10 @@ use crate::mac::edca::AccessCategory;
 use crate::packet::Packet;
 use crate::phy::airtime::{ppdu_duration_with, AirtimeOptions, BLOCK_ACK_REQ_LEN};
 use crate::phy::mcs::{Band, TxVector};
+use crate::queue::{AnyQueue, Dropped};
 use crate::stats::{DropReason, Stage};
 use crate::time::{SimDuration, SimTime};
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 /// Per-BSS settings of the path.
 #[derive(Clone, Debug)]
@@ -53,16 +61,34 @@ pub struct FifoStats {
     pub lifetime_drops: u64,
 }
 
+/// ns-3's traffic-control layer: one qdisc per AC above the MAC queue, flow-controlled by it.
+#[derive(Debug)]
+struct TrafficControl {
+    qdiscs: Vec<AnyQueue>,
+    /// The local link of each packet waiting in a qdisc.
+    link_of: HashMap<u64, usize>,
+    drops: Vec<Dropped>,
+}
+
 #[derive(Debug)]
 pub struct FifoPath {
     p: FifoParams,
     links: Vec<FifoLink>,
+    /// MPDUs of each AC in the MAC queue, in flight included.
+    held: [usize; 4],
+    tc: Option<Box<TrafficControl>>,
     stats: FifoStats,
 }
 
 impl FifoPath {
     pub fn new(p: FifoParams) -> Self {
-        FifoPath { p, links: Vec::new(), stats: FifoStats::default() }
+        FifoPath { p, links: Vec::new(), held: [0; 4], tc: None, stats: FifoStats::default() }
+    }
+
+    /// Puts ns-3's traffic-control layer above the MAC queue: `make` builds the qdisc of each AC.
+    pub fn set_qdisc(&mut self, mut make: impl FnMut() -> AnyQueue) {
+        let qdiscs = (0..4).map(|_| make()).collect();
+        self.tc = Some(Box::new(TrafficControl { qdiscs, link_of: HashMap::new(), drops: Vec::new() }));
     }
 
     /// Adds a link (in the node's local link order) with its fixed rate and response durations.
@@ -75,17 +101,48 @@ impl FifoPath {
     }
 
     pub fn enqueue(&mut self, now: SimTime, link: usize, ac: usize, pkt: Packet, out: &mut PathOut<'_>) {
-        let qos = self.p.qos;
-        let l = &mut self.links[link];
-        if l.queues[ac].len() >= self.p.queue_packets as usize {
+        let Some(tc) = self.tc.as_mut() else {
+            return self.mac_enqueue(now, link, ac, pkt, out);
+        };
+        out.log.stamp(pkt.id, Stage::QdiscEnq, now);
+        tc.link_of.insert(pkt.id, link);
+        let r = tc.qdiscs[ac].enqueue(now, pkt);
+        tc.qdiscs[ac].drain_drops(&mut tc.drops);
+        if let Err(d) = r {
+            tc.drops.push(d);
+        }
+        self.run_qdisc(now, ac, out);
+    }
+
+    fn mac_enqueue(&mut self, now: SimTime, link: usize, ac: usize, pkt: Packet, out: &mut PathOut<'_>) {
+        if self.held[ac] >= self.p.queue_packets as usize {
             self.stats.queue_drops += 1;
             out.dropped.push((pkt, DropReason::QueueFull));
             return;
         }
+        self.held[ac] += 1;
+        let l = &mut self.links[link];
         let seq = l.next_seq[ac];
         l.next_seq[ac] += 1;
-        l.queues[ac].push_back(Mpdu { pkt, seq, len: crate::mac::mpdu_len(pkt.size, qos), attempts: 0, enq: now });
+        l.queues[ac].push_back(Mpdu { pkt, seq, len: crate::mac::mpdu_len(pkt.size, self.p.qos), attempts: 0, enq: now });
         out.log.stamp(pkt.id, Stage::HwEnq, now);
+    }
+
+    /// The device queue of `ac` is awake while its MAC queue has room: moves packets from the qdisc
+    /// until it is full or the qdisc is empty.
+    fn run_qdisc(&mut self, now: SimTime, ac: usize, out: &mut PathOut<'_>) {
+        let Some(mut tc) = self.tc.take() else { return };
+        while self.held[ac] < self.p.queue_packets as usize {
+            let Some(pkt) = tc.qdiscs[ac].dequeue(now, &mut tc.drops) else { break };
+            out.log.stamp(pkt.id, Stage::QdiscDeq, now);
+            let link = tc.link_of.remove(&pkt.id).expect("a queued packet's link");
+            self.mac_enqueue(now, link, ac, pkt, out);
+        }
+        for (pkt, reason) in tc.drops.drain(..) {
+            tc.link_of.remove(&pkt.id);
+            out.dropped.push((pkt, reason));
+        }
+        self.tc = Some(tc);
     }
 
     pub fn pending(&self, ac: usize) -> bool {
@@ -106,6 +163,7 @@ impl FifoPath {
                 break;
             }
             let m = l.queues[ac].pop_front().expect("front");
+            self.held[ac] -= 1;
             self.stats.lifetime_drops += 1;
             out.dropped.push((m.pkt, DropReason::Deadline));
             out.releases.push((l.id, ac, m.seq + 1));
@@ -117,6 +175,7 @@ impl FifoPath {
         let aggregate = self.aggregate(ac);
         if aggregate {
             self.expire(now, li, ac, out);
+            self.run_qdisc(now, ac, out);
         }
         let l = &self.links[li];
         l.queues[ac].front()?;
@@ -142,7 +201,7 @@ impl FifoPath {
         Some(Psdu { link: l.id, ac, mpdus: taken, chain: RateChain::single(l.txv, 1), aggregated: aggregate && mpdus > 1, bar: false, psdu_len, probe: false, hw_deadline: None })
     }
 
-    pub fn complete(&mut self, _now: SimTime, psdu: Psdu, st: TxStatus<'_>, out: &mut PathOut<'_>) {
+    pub fn complete(&mut self, now: SimTime, psdu: Psdu, st: TxStatus<'_>, out: &mut PathOut<'_>) {
         let li = self.links.iter().position(|l| l.id == psdu.link).expect("own link");
         let ac = psdu.ac;
         if psdu.bar {
@@ -158,11 +217,13 @@ impl FifoPath {
         // Back to the queue head in sequence order: walk the PSDU backwards.
         for (i, m) in psdu.mpdus.iter().enumerate().rev() {
             if st.received[i] {
+                self.held[ac] -= 1;
                 continue;
             }
             let mut m = *m;
             m.attempts += st.attempts;
             if !under_ba && m.attempts >= retry_limit {
+                self.held[ac] -= 1;
                 self.stats.retry_drops += 1;
                 out.dropped.push((m.pkt, DropReason::RetryLimit));
                 out.releases.push((l.id, ac, m.seq + 1));
@@ -170,10 +231,15 @@ impl FifoPath {
                 l.queues[ac].push_front(m);
             }
         }
+        self.run_qdisc(now, ac, out);
     }
 
     pub fn stats(&self) -> serde_json::Value {
-        serde_json::json!({ "type": "fifo", "drops": self.stats })
+        let mut v = serde_json::json!({ "type": "fifo", "drops": self.stats });
+        if let Some(tc) = &self.tc {
+            v["qdiscs"] = tc.qdiscs.iter().map(|q| serde_json::json!({ "queue": q.stats(), "aqm": q.aqm_stats() })).collect();
+        }
+        v
     }
 
     /// Airtime of the PSDU at series rate `txv` (for the medium).
@@ -181,3 +247,7 @@ impl FifoPath {
         ppdu_duration_with(txv, psdu_len, self.p.band, self.p.airtime)
     }
 }
+
+#[cfg(test)]
+#[path = "fifo_tests.rs"]
+mod tests;
