@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from lasthop.experiments import run_experiment
+from pathlib import Path
+
+import pytest
+
+import lasthop
+from lasthop.experiments import EXPERIMENTS, Options, PlannedRun, execute, plan_experiment, run_experiment
 
 
 def _rows(name: str) -> list[dict]:
@@ -40,3 +45,23 @@ def test_rate_control_adaptive_schemes_track_the_best_fixed_rate() -> None:
         # ath9k sizes an A-MPDU by the slowest rate of Minstrel's chain, which costs it ~12 % at 5 dB.
         floor = 0.85 if (r["variant"] == "minstrel_ht" and r["snr_db"] == 5) else 0.9
         assert r["fraction_of_best"] >= floor, r
+
+
+def test_every_experiment_is_a_plan_of_valid_scenarios(tmp_path: Path) -> None:
+    """Each experiment plans its runs as data (valid scenarios, the given seed) before running any."""
+    for name in EXPERIMENTS:
+        plan = plan_experiment(name, Options(seed=7, quick=True, workdir=tmp_path))
+        assert plan and all(isinstance(p, PlannedRun) and p.seed == 7 for p in plan), name
+        for p in plan:
+            lasthop.Scenario.from_dict(p.scenario)
+
+
+def test_reduce_of_the_executed_plan_is_the_experiment(tmp_path: Path) -> None:
+    exp = EXPERIMENTS["sparse-flow"]
+    doc = exp.reduce(execute(exp.plan(Options(seed=1, quick=True, workdir=tmp_path))))
+    assert {**doc, "experiment": "sparse-flow"} == run_experiment("sparse-flow", seed=1, quick=True)
+
+
+def test_a_trace_for_an_experiment_that_takes_none_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="not trace-driven"):
+        run_experiment("sparse-flow", trace=tmp_path / "t.pitree-trace")

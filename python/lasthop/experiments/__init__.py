@@ -2,44 +2,54 @@
 ``{"experiment": NAME, "rows": [{"variant": ..., <metric>: ...}, ...]}`` (plus ``"paper"`` where a
 seed paper gives numbers to compare against).
 
-An experiment module defines ``NAME``, ``DESCRIPTION`` and ``run(seed: int, quick: bool) -> dict``;
-``quick`` shortens the runs for tests.
+An experiment is a plan of runs and a reduce step (:mod:`lasthop.experiments.plan`)::
+
+    exp = EXPERIMENTS["law-packet"]
+    plan = exp.plan(Options(seed=1, quick=True, workdir=tmp))  # [PlannedRun(variant, scenario, seed), ...]
+    doc = exp.reduce(execute(plan))                           # run serially, then rows
+
+:func:`run_experiment` does both. ``quick`` shortens the runs for tests. Scenarios come from
+:mod:`lasthop.experiments.topology`.
 """
 
 from __future__ import annotations
 
-import inspect
 import os
-from types import ModuleType
+import tempfile
+from pathlib import Path
 from typing import Any
 
 from lasthop.experiments import law, linux_path, transport, zhuge
+from lasthop.experiments.plan import Done, Experiment, Options, PlannedRun, execute
 
-EXPERIMENTS: dict[str, Any] = {}
+__all__ = ["EXPERIMENTS", "Experiment", "Options", "PlannedRun", "Done", "execute", "plan_experiment",
+           "run_experiment", "takes_trace"]
 
-
-def _register(module: ModuleType) -> None:
-    for name, fn in module.EXPERIMENTS.items():
-        EXPERIMENTS[name] = fn
-
-
-_register(linux_path)
-_register(transport)
-_register(zhuge)
-_register(law)
+EXPERIMENTS: dict[str, Experiment] = {
+    e.name: e for module in (linux_path, transport, zhuge, law) for e in module.EXPERIMENTS
+}
 
 
 def takes_trace(name: str) -> bool:
     """Whether experiment ``name`` is trace-driven (accepts ``trace=PATH``)."""
-    return "trace" in inspect.signature(EXPERIMENTS[name]).parameters
+    return EXPERIMENTS[name].takes_trace
+
+
+def plan_experiment(name: str, options: Options) -> list[PlannedRun]:
+    """The runs of experiment ``name``; raises ``KeyError`` for an unknown name and ``ValueError`` for a
+    trace given to an experiment that is not trace-driven."""
+    exp = EXPERIMENTS[name]
+    if options.trace is not None and not exp.takes_trace:
+        raise ValueError(f"experiment {name!r} is not trace-driven")
+    return exp.plan(options)
 
 
 def run_experiment(name: str, seed: int = 1, quick: bool = False,
                    trace: str | os.PathLike[str] | None = None) -> dict[str, Any]:
-    """Runs experiment ``name``; raises ``KeyError`` for an unknown name. ``trace`` replaces a
-    trace-driven experiment's default trace families with one file."""
-    fn = EXPERIMENTS[name]
-    extra = {"trace": trace} if trace is not None else {}
-    doc: dict[str, Any] = fn(seed=seed, quick=quick, **extra)
+    """Runs experiment ``name`` (its plan, serially, then its reduce step); raises ``KeyError`` for an
+    unknown name. ``trace`` replaces a trace-driven experiment's default trace families with one file."""
+    with tempfile.TemporaryDirectory(prefix="lasthop-experiment-") as tmp:
+        opts = Options(seed=seed, quick=quick, workdir=Path(tmp), trace=Path(trace) if trace is not None else None)
+        doc = EXPERIMENTS[name].reduce(execute(plan_experiment(name, opts)))
     doc["experiment"] = name
     return doc

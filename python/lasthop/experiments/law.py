@@ -18,11 +18,11 @@ Experiments (``lasthop reproduce NAME``):
 * ``law-limits`` — Law with Limit_q = 40 ms and 54 ms (§4.4, Fig. 20).
 * ``law-competing`` — plus a 2 Mbit/s UDP flow to the same client (§4.4, Fig. 21).
 * ``law-bbr`` — one TCP BBR bulk flow; its throughput (§4.4, Fig. 22).
+* ``law-frame`` — WebRTC-like video with GCC and FEC 1/8; frame delivery latency and frame deadline
+  misses (§4.3, Fig. 17).
 
-The frame-level experiment of §4.3 (``law-frame``: WebRTC-like video with GCC, FEC 1/8, frame delivery
-latency and frame deadline misses, Fig. 17) belongs here too; it needs RTC flows in scenarios, which do
-not exist yet, so it is not registered rather than approximated. Add it as ``frame(seed, quick)`` using
-:func:`testbed` with an RTC flow and the ``PAPER["frame"]`` numbers below.
+Each experiment is a plan of runs (``plan_*``: one testbed run per variant) and a reduce step
+(``reduce_*``: the runs to rows); see :mod:`lasthop.experiments.plan`.
 
 Latency is measured from the sender (one wired hop before the AP) to the client, as Law's iperf
 measured it. Packets sent in the warm-up (Minstrel and Law climbing from the slowest rate) and in the
@@ -32,12 +32,13 @@ last second (their fate may be undecided at the end) are not counted.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 import lasthop
 from lasthop.experiments import topology
+from lasthop.experiments.plan import Done, Experiment, Options, PlannedRun
 from lasthop.experiments.topology import Json
 
 LIMIT_Q_MS = 40.0
@@ -168,13 +169,23 @@ def packet_metrics(res: lasthop.RunResult, flow: str, bound_ms: float, t0_s: flo
     }
 
 
-def _durations(quick: bool) -> tuple[float, float]:
-    """(duration, warm-up) in seconds: ten minutes as in the paper, or a short smoke run."""
-    return (12.0, 4.0) if quick else (600.0, 10.0)
+def _plan(opts: Options, variants: tuple[str, ...] = VARIANTS, **testbed_kw: Any) -> list[PlannedRun]:
+    """One run of the testbed per variant (ten minutes as in the paper, or a short smoke run)."""
+    duration, warmup = (12.0, 4.0) if opts.quick else (600.0, 10.0)
+    return [PlannedRun(v, testbed(v, duration_s=duration, warmup_s=warmup, **testbed_kw), opts.seed)
+            for v in variants]
 
 
-def _run(sc: dict[str, Any], seed: int) -> lasthop.RunResult:
-    return lasthop.run(lasthop.Scenario.from_dict(sc), seed=seed)
+def _packets(done: Done, flow: str, limit_q_ms: float = LIMIT_Q_MS) -> dict[str, float]:
+    """:func:`packet_metrics` of ``flow`` over packets sent after the warm-up and before the last second."""
+    sc = done.scenario
+    return packet_metrics(done.result, flow, deadline_ms(limit_q_ms), sc["warmup_s"], sc["duration_s"] - 1.0)
+
+
+def _flow_row(done: Done, flow: str, columns: tuple[str, ...]) -> dict[str, Any]:
+    """``columns`` of ``flow``'s row in the flows table, as floats."""
+    f = done.result.flows.set_index("flow").loc[flow]
+    return {"variant": done.planned.variant, **{k: float(f[k]) for k in columns}}
 
 
 def _reductions(rows: list[dict[str, Any]], metric: str, law: str = "law") -> dict[str, float]:
@@ -183,82 +194,83 @@ def _reductions(rows: list[dict[str, Any]], metric: str, law: str = "law") -> di
     return {v: 1.0 - by[law] / x for v, x in by.items() if v != law and x and not math.isnan(x)}
 
 
-def packet(seed: int, quick: bool) -> dict[str, Any]:
+def plan_packet(opts: Options) -> list[PlannedRun]:
     """``law-packet``: Fig. 16 — per-packet latency, loss and loss pattern of a 10 Mbit/s UDP flow."""
-    duration, warmup = _durations(quick)
-    rows = []
-    for v in VARIANTS:
-        res = _run(testbed(v, duration_s=duration, warmup_s=warmup), seed)
-        rows.append({"variant": v, **packet_metrics(res, "iperf", deadline_ms(), warmup, duration - 1.0)})
+    return _plan(opts)
+
+
+def reduce_packet(done: list[Done]) -> dict[str, Any]:
+    rows = [{"variant": d.planned.variant, **_packets(d, "iperf")} for d in done]
     return {"rows": rows, "paper": PAPER["packet"], "deadline_ms": deadline_ms(),
             "law_reduction": {m: _reductions(rows, m) for m in ("latency_p99_ms", "latency_p999_ms", "loss_runs5_per_s")}}
 
 
-def limits(seed: int, quick: bool) -> dict[str, Any]:
+def plan_limits(opts: Options) -> list[PlannedRun]:
     """``law-limits``: Fig. 20 — Law with Limit_q = 40 ms (default) and 54 ms (a 60-ms overall bound)."""
-    duration, warmup = _durations(quick)
+    return [PlannedRun(f"law_limit_q_{q:.0f}ms", run.scenario, run.seed, {"limit_q_ms": q})
+            for q in (LIMIT_Q_MS, 54.0) for run in _plan(opts, ("law",), limit_q_ms=q)]
+
+
+def reduce_limits(done: list[Done]) -> dict[str, Any]:
     rows = []
-    for q in (LIMIT_Q_MS, 54.0):
-        res = _run(testbed("law", duration_s=duration, warmup_s=warmup, limit_q_ms=q), seed)
-        rows.append({"variant": f"law_limit_q_{q:.0f}ms", "limit_q_ms": q, "deadline_ms": deadline_ms(q),
-                     **packet_metrics(res, "iperf", deadline_ms(q), warmup, duration - 1.0)})
+    for d in done:
+        q = d.planned.point["limit_q_ms"]
+        rows.append({"variant": d.planned.variant, "limit_q_ms": q, "deadline_ms": deadline_ms(q),
+                     **_packets(d, "iperf", q)})
     return {"rows": rows, "paper": PAPER["limits"]}
 
 
-def competing(seed: int, quick: bool) -> dict[str, Any]:
+def plan_competing(opts: Options) -> list[PlannedRun]:
     """``law-competing``: Fig. 21 — the 10 Mbit/s flow with a 2 Mbit/s UDP flow to the same client."""
-    duration, warmup = _durations(quick)
+    return _plan(opts, flows=[udp("iperf", 10.0), udp("competing", 2.0)])
+
+
+def reduce_competing(done: list[Done]) -> dict[str, Any]:
     rows = []
-    for v in VARIANTS:
-        sc = testbed(v, duration_s=duration, warmup_s=warmup, flows=[udp("iperf", 10.0), udp("competing", 2.0)])
-        res = _run(sc, seed)
-        m = packet_metrics(res, "iperf", deadline_ms(), warmup, duration - 1.0)
-        c = packet_metrics(res, "competing", deadline_ms(), warmup, duration - 1.0)
-        rows.append({"variant": v, **m, "competing_latency_p999_ms": c["latency_p999_ms"],
-                     "competing_loss_rate": c["loss_rate"]})
+    for d in done:
+        c = _packets(d, "competing")
+        rows.append({"variant": d.planned.variant, **_packets(d, "iperf"),
+                     "competing_latency_p999_ms": c["latency_p999_ms"], "competing_loss_rate": c["loss_rate"]})
     return {"rows": rows, "paper": PAPER["competing"],
             "law_reduction": {m: _reductions(rows, m) for m in ("latency_p99_ms", "latency_p999_ms")}}
 
 
-def bbr(seed: int, quick: bool) -> dict[str, Any]:
+def plan_bbr(opts: Options) -> list[PlannedRun]:
     """``law-bbr``: Fig. 22 — throughput of one TCP BBR bulk flow."""
-    duration, warmup = _durations(quick)
-    rows: list[dict[str, Any]] = []
-    for v in VARIANTS:
-        flow = {"name": "bbr", "type": "tcp", "from": "sender", "to": "client", "tcp": {"cc": {"type": "bbr"}}}
-        res = _run(testbed(v, duration_s=duration, warmup_s=warmup, flows=[flow], packets=False), seed)
-        f = res.flows.set_index("flow").loc["bbr"]
-        rows.append({"variant": v, "throughput_mbps": float(f["throughput_mbps"]),
-                     "latency_p50_ms": float(f["latency_p50_ms"]), "latency_p99_ms": float(f["latency_p99_ms"])})
+    flow = topology.flow("bbr", "tcp", "sender", "client", tcp={"cc": {"type": "bbr"}})
+    return _plan(opts, flows=[flow], packets=False)
+
+
+def reduce_bbr(done: list[Done]) -> dict[str, Any]:
+    rows = [_flow_row(d, "bbr", ("throughput_mbps", "latency_p50_ms", "latency_p99_ms")) for d in done]
     by: dict[str, float] = {r["variant"]: r["throughput_mbps"] for r in rows}
     return {"rows": rows, "paper": PAPER["bbr"],
             "law_minus_mbps": {v: by["law"] - x for v, x in by.items() if v != "law"}}
 
 
-def frame(seed: int, quick: bool) -> dict[str, Any]:
+def plan_frame(opts: Options) -> list[PlannedRun]:
     """``law-frame``: Fig. 17 — a WebRTC-like call (10 Mbit/s target: GCC capped at 10 Mbit/s, 30 fps,
     FEC 1/8) over the testbed; frame delivery latency (capture → decodable), misses of the 100-ms
     deadline (dropped frames count as misses) and the encoded bitrate."""
-    duration, warmup = _durations(quick)
-    rows = []
-    for v in VARIANTS:
-        call = {"name": "call", "type": "rtc", "from": "sender", "to": "client", "deadline_ms": 100.0,
-                "rtc": {"video": {"fps": 30}, "fec": {"type": "row", "l": 8},
-                        "rate_control": {"type": "gcc", "max_kbps": 10_000}}}
-        res = _run(testbed(v, duration_s=duration, warmup_s=warmup, flows=[call], packets=False), seed)
-        f = res.flows.set_index("flow").loc["call"]
-        rows.append({"variant": v, **{k: float(f[k]) for k in (
-            "frame_latency_p50_ms", "frame_latency_p99_ms", "frame_latency_p999_ms", "frame_deadline_miss_rate",
-            "bitrate_mbps")}})
+    call = topology.flow("call", "rtc", "sender", "client", deadline_ms=100.0,
+                         rtc={"video": {"fps": 30}, "fec": {"type": "row", "l": 8},
+                              "rate_control": {"type": "gcc", "max_kbps": 10_000}})
+    return _plan(opts, flows=[call], packets=False)
+
+
+def reduce_frame(done: list[Done]) -> dict[str, Any]:
+    columns = ("frame_latency_p50_ms", "frame_latency_p99_ms", "frame_latency_p999_ms", "frame_deadline_miss_rate",
+               "bitrate_mbps")
+    rows = [_flow_row(d, "call", columns) for d in done]
     return {"rows": rows, "paper": PAPER["frame"],
             "law_reduction": {m: _reductions(rows, m) for m in ("frame_latency_p99_ms", "frame_latency_p999_ms",
                                                                 "frame_deadline_miss_rate")}}
 
 
-EXPERIMENTS: dict[str, Callable[..., dict[str, Any]]] = {
-    "law-packet": packet,
-    "law-frame": frame,
-    "law-limits": limits,
-    "law-competing": competing,
-    "law-bbr": bbr,
-}
+EXPERIMENTS = [
+    Experiment("law-packet", plan_packet, reduce_packet),
+    Experiment("law-frame", plan_frame, reduce_frame),
+    Experiment("law-limits", plan_limits, reduce_limits),
+    Experiment("law-competing", plan_competing, reduce_competing),
+    Experiment("law-bbr", plan_bbr, reduce_bbr),
+]

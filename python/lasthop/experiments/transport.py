@@ -25,6 +25,7 @@ import numpy as np
 
 import lasthop
 from lasthop.experiments import topology
+from lasthop.experiments.plan import Done, Experiment, Options, PlannedRun
 from lasthop.experiments.topology import Json
 
 CAPACITY_MBPS = 20.0
@@ -73,14 +74,16 @@ def measure(res: lasthop.RunResult, flow: str, warmup_s: float) -> dict[str, Any
     }
 
 
-def transport_sanity(seed: int, quick: bool) -> dict[str, Any]:
+def plan(opts: Options) -> list[PlannedRun]:
     """Every congestion controller alone on a 20 Mbit/s, 40 ms bottleneck with a 1- and a 10-BDP buffer."""
-    duration, warmup = (12.0, 2.0) if quick else (30.0, 5.0)
-    rows = []
-    for variant in VARIANTS:
-        for bdp in (1, 10):
-            res = lasthop.run(lasthop.Scenario.from_dict(scenario(variant, bdp, duration, warmup)), seed=seed)
-            rows.append({"variant": variant, "buffer_bdp": bdp, **measure(res, variant, warmup)})
+    duration, warmup = (12.0, 2.0) if opts.quick else (30.0, 5.0)
+    return [PlannedRun(variant, scenario(variant, bdp, duration, warmup), opts.seed, {"buffer_bdp": bdp})
+            for variant in VARIANTS for bdp in (1, 10)]
+
+
+def reduce(done: list[Done]) -> dict[str, Any]:
+    rows = [{"variant": d.planned.variant, "buffer_bdp": d.planned.point["buffer_bdp"],
+             **measure(d.result, d.planned.variant, d.scenario["warmup_s"])} for d in done]
     return {
         "rows": rows,
         "expected": {
@@ -92,4 +95,4 @@ def transport_sanity(seed: int, quick: bool) -> dict[str, Any]:
     }
 
 
-EXPERIMENTS = {"transport-sanity": transport_sanity}
+EXPERIMENTS = [Experiment("transport-sanity", plan, reduce)]

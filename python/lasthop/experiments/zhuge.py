@@ -20,7 +20,7 @@ capture), ``fps_under_10_ratio`` (1-s bins with < 10 decoded frames, empty bins 
 from __future__ import annotations
 
 import os
-import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ import numpy as np
 import lasthop
 from lasthop.anchors import shared_dir
 from lasthop.experiments import topology
+from lasthop.experiments.plan import Done, Experiment, Options, PlannedRun
 from lasthop.experiments.topology import Json
 
 SCALE = 15 / 13
@@ -141,39 +142,57 @@ PAPER_RTP = {
 }
 
 
-def zhuge_rtp(seed: int, quick: bool, trace: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+def _per_trace(opts: Options, variants: Callable[[str], dict[str, tuple[Json, Json | None, Json]]],
+               duration: float) -> list[PlannedRun]:
+    """For each trace family (or the user's trace), each variant's (queue, mechanism, flow) on each trace."""
+    plan = []
+    for label, files in _trace_sets(opts.trace, opts.quick):
+        for variant, (queue, mech, flow) in variants(label).items():
+            plan += [PlannedRun(variant, scenario(tf, queue, mech, flow, duration, 5.0), opts.seed,
+                                {"trace": label, "traces_per_family": 1 if opts.quick else 3}) for tf in files]
+    return plan
+
+
+def _family_rows(done: list[Done]) -> list[dict[str, Any]]:
+    """The §6.10 metrics per (variant, trace family): the mean over the family's traces."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for d in done:
+        key = (d.planned.variant, d.planned.point["trace"])
+        row = {"variant": key[0], "trace": key[1], **metrics(d.result, d.scenario["warmup_s"])}
+        groups.setdefault(key, []).append(row)
+    return [_mean_rows(per) for per in groups.values()]
+
+
+def _rtp_variants(label: str) -> dict[str, tuple[Json, Json | None, Json]]:
+    return {v: (queue, mech, rtc_flow()) for v, (queue, mech) in RTP_VARIANTS.items()}
+
+
+def plan_rtp(opts: Options) -> list[PlannedRun]:
     """GCC over FIFO, FQ-CoDel and FQ-CoDel + Zhuge on each trace family (mean over its first traces)."""
-    duration = 40.0 if quick else 300.0
-    warmup = 5.0
-    rows = []
-    for label, files in _trace_sets(trace, quick):
-        for variant, (queue, mech) in RTP_VARIANTS.items():
-            per = []
-            for tf in files:
-                sc = scenario(tf, queue, mech, rtc_flow(), duration, warmup)
-                res = lasthop.run(lasthop.Scenario.from_dict(sc), seed=seed)
-                per.append({"variant": variant, "trace": label, **metrics(res, warmup)})
-            rows.append(_mean_rows(per))
-    return {"rows": rows, "paper": PAPER_RTP, "traces_per_family": 1 if quick else 3, "duration_s": duration}
+    return _per_trace(opts, _rtp_variants, 40.0 if opts.quick else 300.0)
 
 
-def zhuge_tcp(seed: int, quick: bool, trace: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+def reduce_rtp(done: list[Done]) -> dict[str, Any]:
+    return {"rows": _family_rows(done), "paper": PAPER_RTP,
+            "traces_per_family": done[0].planned.point["traces_per_family"],
+            "duration_s": done[0].scenario["duration_s"]}
+
+
+def _tcp_variants(label: str) -> dict[str, tuple[Json, Json | None, Json]]:
+    cellular = label in ("C1", "C2", "C3")
+    return {v: (queue, mech, tcp_flow(cc)) for v, (queue, mech, cc) in tcp_variants(cellular).items()}
+
+
+def plan_tcp(opts: Options) -> list[PlannedRun]:
     """Video over TCP: Copa, Copa + FastAck, ABC and Copa + Zhuge on each trace family."""
-    duration = 40.0 if quick else 300.0
-    warmup = 5.0
-    rows = []
-    for label, files in _trace_sets(trace, quick):
-        cellular = label in ("C1", "C2", "C3")
-        for variant, (queue, mech, cc) in tcp_variants(cellular).items():
-            per = []
-            for tf in files:
-                sc = scenario(tf, queue, mech, tcp_flow(cc), duration, warmup)
-                res = lasthop.run(lasthop.Scenario.from_dict(sc), seed=seed)
-                per.append({"variant": variant, "trace": label, **metrics(res, warmup)})
-            rows.append(_mean_rows(per))
-    return {"rows": rows, "paper": {"claims": "Copa+Zhuge has the lowest tail RTT and frame delay overall; "
-                                              "Copa+FastAck slightly better frame delay on some traces (slides)"},
-            "duration_s": duration}
+    return _per_trace(opts, _tcp_variants, 40.0 if opts.quick else 300.0)
+
+
+def reduce_tcp(done: list[Done]) -> dict[str, Any]:
+    return {"rows": _family_rows(done), "paper": {"claims": "Copa+Zhuge has the lowest tail RTT and frame delay "
+                                                            "overall; Copa+FastAck slightly better frame delay on "
+                                                            "some traces (slides)"},
+            "duration_s": done[0].scenario["duration_s"]}
 
 
 def k_trace(k: float, cut: int, directory: Path, lines: int = 5000, line_ms: int = 40) -> Path:
@@ -220,50 +239,48 @@ PAPER_ABW = {
 }
 
 
-def zhuge_abw_drop(seed: int, quick: bool) -> dict[str, Any]:
+def plan_abw_drop(opts: Options) -> list[PlannedRun]:
     """30 Mbit/s dropping to 30/k: how long RTT, frame delay and fps stay degraded, per variant."""
     # The repository's k-traces (§7.2): 200-s runs with the drop at (CUT − 1) × 40 ms, CUT ∈ 3600..4400
     # (three of its 21 CUTs here); quick runs use a 72-s "test trace" with CUT 1000.
-    ks = (5, 20) if quick else (2, 5, 10, 20, 30, 50)
-    cuts = (1000,) if quick else (3600, 4000, 4400)
-    duration = 70.0 if quick else 200.0
-    rows = []
-    with tempfile.TemporaryDirectory(prefix="lasthop-ktrace-") as tmp:
-        for k in ks:
-            for variant, (queue, mech) in RTP_VARIANTS.items():
-                per = []
-                for cut in cuts:
-                    tf = k_trace(k, cut, Path(tmp))
-                    sc = scenario(tf, queue, mech, rtc_flow(), duration, 5.0)
-                    res = lasthop.run(lasthop.Scenario.from_dict(sc), seed=seed)
-                    per.append(degradation_ms(res, (cut - 1) * 0.040))
-                rows.append({"variant": variant, "trace": f"k{k}", "k": k,
-                             **{m: float(np.mean([p[m] for p in per])) for m in per[0]}})
-    return {"rows": rows, "paper": PAPER_ABW, "cuts": list(cuts),
+    ks = (5, 20) if opts.quick else (2, 5, 10, 20, 30, 50)
+    cuts = (1000,) if opts.quick else (3600, 4000, 4400)
+    duration = 70.0 if opts.quick else 200.0
+    traces = {(k, cut): k_trace(k, cut, opts.workdir) for k in ks for cut in cuts}
+    return [PlannedRun(variant, scenario(traces[k, cut], queue, mech, rtc_flow(), duration, 5.0), opts.seed,
+                       {"k": k, "cut": cut})
+            for k in ks for variant, (queue, mech) in RTP_VARIANTS.items() for cut in cuts]
+
+
+def reduce_abw_drop(done: list[Done]) -> dict[str, Any]:
+    groups: dict[tuple[float, str], list[dict[str, float]]] = {}
+    for d in done:
+        k, cut = d.planned.point["k"], d.planned.point["cut"]
+        groups.setdefault((k, d.planned.variant), []).append(degradation_ms(d.result, (cut - 1) * 0.040))
+    rows = [{"variant": variant, "trace": f"k{k}", "k": k, **{m: float(np.mean([p[m] for p in per])) for m in per[0]}}
+            for (k, variant), per in groups.items()]
+    cuts = list(dict.fromkeys(d.planned.point["cut"] for d in done))
+    return {"rows": rows, "paper": PAPER_ABW, "cuts": cuts,
             "note": "drops at (cut − 1) × 40 ms; durations within [t_drop, t_drop + 20 s]"}
 
 
-def zhuge_accuracy(seed: int, quick: bool, trace: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+def plan_accuracy(opts: Options) -> list[PlannedRun]:
     """Fortune Teller's predicted versus actual AP delay per packet, by actual-delay bucket."""
-    duration = 40.0 if quick else 120.0
-    tf = Path(trace) if trace is not None else family_traces("rest-wifi", 1)[0]
+    duration = 40.0 if opts.quick else 120.0
+    tf = opts.trace if opts.trace is not None else family_traces("rest-wifi", 1)[0]
     sc = scenario(tf, CODEL, {"type": "zhuge"}, rtc_flow(), duration, 5.0, packets=True)
-    res = lasthop.run(lasthop.Scenario.from_dict(sc), seed=seed)
-    acc = res.summary["components"].get("mechanisms", [{}])[0].get("prediction_errors")
+    return [PlannedRun("zhuge", sc, opts.seed, {"trace": tf.name})]
+
+
+def reduce_accuracy(done: list[Done]) -> dict[str, Any]:
+    (d,) = done
+    mechanisms = d.result.summary["components"].get("mechanisms", [{}])
+    acc = mechanisms[0].get("prediction_errors")
     if acc is None:
         raise lasthop.LasthopError("the Zhuge mechanism reported no prediction errors")
-    rows = [{"variant": "zhuge", "trace": tf.name, **b} for b in acc]
-    under = res.summary["components"]["mechanisms"][0].get("prediction_errors_under_64ms")
-    return {"rows": rows, "under_64ms": under,
+    rows = [{"variant": d.planned.variant, "trace": d.planned.point["trace"], **b} for b in acc]
+    return {"rows": rows, "under_64ms": mechanisms[0].get("prediction_errors_under_64ms"),
             "paper": {"claims": "accurate for 1–64 ms; mostly below the 50 ms RTT (slides)"}}
-
-
-EXPERIMENTS = {
-    "zhuge-rtp": zhuge_rtp,
-    "zhuge-tcp": zhuge_tcp,
-    "zhuge-abw-drop": zhuge_abw_drop,
-    "zhuge-accuracy": zhuge_accuracy,
-}
 
 
 def wifi_scenario(mechanism: Json | None, duration_s: float, competing: int = 2) -> Json:
@@ -281,15 +298,24 @@ def wifi_scenario(mechanism: Json | None, duration_s: float, competing: int = 2)
         flows=flows, link_delay_ms=9.0, packets=False)
 
 
-def zhuge_wifi(seed: int, quick: bool) -> dict[str, Any]:
+def plan_wifi(opts: Options) -> list[PlannedRun]:
     """The RTC comparison over the modeled 802.11 AP instead of a trace link."""
-    duration = 30.0 if quick else 60.0
-    rows = []
-    for variant, mech in (("gcc_linux", None), ("gcc_linux_zhuge", {"type": "zhuge", "flows": ["video"]})):
-        res = lasthop.run(lasthop.Scenario.from_dict(wifi_scenario(mech, duration)), seed=seed)
-        rows.append({"variant": variant, "trace": "wifi", **metrics(res, 5.0)})
+    duration = 30.0 if opts.quick else 60.0
+    return [PlannedRun(variant, wifi_scenario(mech, duration), opts.seed)
+            for variant, mech in (("gcc_linux", None), ("gcc_linux_zhuge", {"type": "zhuge", "flows": ["video"]}))]
+
+
+def reduce_wifi(done: list[Done]) -> dict[str, Any]:
+    rows = [{"variant": d.planned.variant, "trace": "wifi", **metrics(d.result, d.scenario["warmup_s"])}
+            for d in done]
     return {"rows": rows, "paper": {"claims": "Wi-Fi interference runs: RTT>200 ms 0.215/0.212 → 0.081, frame delay "
                                               ">400 ms 0.074/0.075 → 0.036 (CoDel/FIFO → Zhuge, zhuge.md §8)"}}
 
 
-EXPERIMENTS["zhuge-wifi"] = zhuge_wifi
+EXPERIMENTS = [
+    Experiment("zhuge-rtp", plan_rtp, reduce_rtp, takes_trace=True),
+    Experiment("zhuge-tcp", plan_tcp, reduce_tcp, takes_trace=True),
+    Experiment("zhuge-abw-drop", plan_abw_drop, reduce_abw_drop),
+    Experiment("zhuge-accuracy", plan_accuracy, reduce_accuracy, takes_trace=True),
+    Experiment("zhuge-wifi", plan_wifi, reduce_wifi),
+]
