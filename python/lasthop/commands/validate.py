@@ -11,7 +11,8 @@ from typing import Any
 import click
 from lasthop import _lasthop
 from lasthop.commands._display import console, rows_table
-from lasthop.anchors import ns3_results
+from lasthop import downlink_anchor
+from lasthop.anchors import missing, ns3_downlink, ns3_results
 
 NS = (1, 2, 5, 10, 20, 50)
 SCENARIOS = ("sat_11a_54_noagg", "sat_11n_mcs7_noagg", "sat_11n_mcs7_agg")
@@ -63,8 +64,10 @@ def ns3(as_json: bool, seconds: float, seeds: int, anchors: Path | None) -> None
     """The saturated uplink anchors against ns-3 3.44's throughput (mean over its seeds)."""
     try:
         ref = ns3_results(anchors)
-    except OSError as e:
+    except (OSError, ValueError, KeyError) as e:
         raise click.UsageError(f"cannot read the ns-3 anchors: {e}") from None
+    if lacking := missing(ref, SCENARIOS, NS):
+        raise click.UsageError(f"the ns-3 anchors file has no row for {', '.join(lacking)}")
     rows = []
     for sc in SCENARIOS:
         warmup = 3.0 if sc.endswith("_agg") else 1.0
@@ -76,6 +79,58 @@ def ns3(as_json: bool, seconds: float, seeds: int, anchors: Path | None) -> None
                          "rel_error": (thr - want["throughput_mbps"]) / want["throughput_mbps"],
                          "jain": sum(r["jain"] for r in runs) / seeds, "ns3_jain": want["jain"]})
     _emit({"rows": rows}, as_json, "Saturated uplink vs ns-3 3.44")
+
+
+@command.command("ns3-delay")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@click.option("--profile", type=click.Choice(["ns3", "linux"]), default="ns3", show_default=True,
+              help="ns3: ns-3's queueing, ns-3's numbers are targets; linux: the Linux AP path, "
+                   "checked for VI below BE at every N.")
+@click.option("--n", "ns", type=click.Choice([str(n) for n in downlink_anchor.NS]), multiple=True,
+              help="Station counts to run (repeatable); default all of 1, 2, 5, 10, 20, 50.")
+@click.option("--seconds", default=10.0, show_default=True, type=click.FloatRange(min=0.1, max=3600),
+              help="Measured simulated seconds per point (ns-3's anchor: 10).")
+@click.option("--seed", default=1, show_default=True, type=click.IntRange(min=0))
+@click.option("--anchors", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="ns-3 details.csv (default: shared/anchors/ns3/details.csv beside the repository).")
+def ns3_delay(as_json: bool, profile: str, ns: tuple[str, ...], seconds: float, seed: int,
+              anchors: Path | None) -> None:
+    """Per-packet delay of a 10 Mbit/s video beside saturating background, AC_VI and AC_BE, against
+    ns-3 3.44's downlink anchor (shared/anchors/ns3/RESULTS.md §4)."""
+    grid = tuple(sorted(int(n) for n in ns)) or downlink_anchor.NS
+    try:
+        ref = ns3_downlink(anchors)
+    except (OSError, ValueError, KeyError) as e:
+        raise click.UsageError(f"cannot read the ns-3 downlink anchors: {e}") from None
+    if lacking := missing(ref, ("dl_video_vi", "dl_video_be"), grid):
+        raise click.UsageError(f"the ns-3 anchors file has no row for {', '.join(lacking)}")
+    window = downlink_anchor.Window(seconds=seconds)
+    rows = downlink_anchor.rows(ref, grid, profile, seed, window)
+    order = downlink_anchor.ordering(rows)
+    ok = all(order.values()) and all(v for r in rows for k, v in r.items() if k.startswith("ok_"))
+    doc = {"profile": profile, "seed": seed, "seconds": seconds, "rows": rows,
+           "vi_below_be": {str(n): v for n, v in order.items()}, "all_targets_met": ok}
+    if as_json:
+        click.echo(json.dumps(doc, sort_keys=True))
+        return
+    title = f"Downlink video vs ns-3 3.44, lasthop / ns-3 ({profile} profile, seed {seed}, {seconds:g} s)"
+    console().print(rows_table(title, [_delay_display(r) for r in rows]))
+    console().print(f"VI below BE at every N: {all(order.values())}   all targets met: {ok}")
+
+
+def _delay_display(r: dict[str, Any]) -> dict[str, str]:
+    """One row of ``ns3-delay`` as "lasthop / ns-3" cells and the targets it misses."""
+    def pair(key: str, fmt: str) -> str:
+        ours = "-" if r[key] is None else format(r[key], fmt)
+        return f"{ours} / {format(r['ns3_' + key], fmt)}"
+    out = {"video": r["case"].upper(), "N": str(r["n"]), "video Mbit/s": pair("video_mbps", ".2f"),
+           "loss": pair("video_loss", ".1%"), "p50 ms": pair("p50_ms", ".3g"), "p99 ms": pair("p99_ms", ".3g"),
+           "p99.9 ms": pair("p999_ms", ".3g"), "max ms": pair("max_ms", ".3g"),
+           "aggregate Mbit/s": pair("aggregate_mbps", ".1f")}
+    misses = [k.removeprefix("ok_") for k, v in r.items() if k.startswith("ok_") and not v]
+    if any(k.startswith("ok_") for k in r):
+        out["targets"] = "met" if not misses else "missed: " + ", ".join(misses)
+    return out
 
 
 # --- an independent implementation of the IEEE TXTIME formula (wifi-model.md §1.3, §2.1–2.2) ---
