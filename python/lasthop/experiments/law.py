@@ -40,6 +40,7 @@ import lasthop
 from lasthop.experiments import topology
 from lasthop.experiments.plan import Done, Experiment, Options, PlannedRun
 from lasthop.experiments.topology import Json
+from lasthop.stats import percentiles
 
 LIMIT_Q_MS = 40.0
 LIMIT_H_MS = 3.0
@@ -127,13 +128,6 @@ def testbed(variant: str, *, duration_s: float = 600.0, warmup_s: float = 10.0, 
         link_delay_ms=WIRED_DELAY_MS, packets=packets)
 
 
-def _nearest_rank(sorted_ms: np.ndarray, q: float) -> float:
-    if len(sorted_ms) == 0:
-        return math.nan
-    rank = min(max(math.ceil(q / 100.0 * len(sorted_ms)), 1), len(sorted_ms))
-    return float(sorted_ms[rank - 1])
-
-
 def loss_runs(lost_in_seq_order: np.ndarray, at_least: int = 5) -> int:
     """Runs of ``at_least`` or more consecutive lost packets (each run counted once)."""
     runs, cur = 0, 0
@@ -156,12 +150,13 @@ def packet_metrics(res: lasthop.RunResult, flow: str, bound_ms: float, t0_s: flo
     lost = f["drop_reason"].notna().to_numpy()
     delivered = f["latency_ms"].notna().to_numpy()
     settled = int(lost.sum() + delivered.sum())
-    lat = np.sort(f["latency_ms"].to_numpy()[delivered])
+    lat = f["latency_ms"].to_numpy()[delivered]
+    p50, p99, p999 = (math.nan if p is None else p for p in percentiles(lat, (50, 99, 99.9)))
     span = t1_s - t0_s
     return {
-        "latency_p50_ms": _nearest_rank(lat, 50),
-        "latency_p99_ms": _nearest_rank(lat, 99),
-        "latency_p999_ms": _nearest_rank(lat, 99.9),
+        "latency_p50_ms": p50,
+        "latency_p99_ms": p99,
+        "latency_p999_ms": p999,
         "loss_rate": float(lost.sum()) / settled if settled else math.nan,
         "deadline_miss_rate": float((lat > bound_ms).sum()) / settled if settled else math.nan,
         "loss_runs5_per_s": loss_runs(lost[delivered | lost]) / span,

@@ -7,11 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from lasthop.experiments import topology
 from lasthop.experiments.plan import Done, Experiment, Options, PlannedRun
 from lasthop.experiments.topology import Json
+from lasthop.stats import percentiles
 
 
 def _linux(**kw: Any) -> Json:
@@ -113,8 +112,8 @@ def reduce_latency_breakdown(done: list[Done]) -> dict[str, Any]:
     rows = []
     for name, delay in layers.items():
         ms = delay.to_numpy() / 1e6
-        rows.append({"variant": d.planned.variant, "layer": name, "p50_ms": float(np.percentile(ms, 50)),
-                     "p99_ms": float(np.percentile(ms, 99)), "p999_ms": float(np.percentile(ms, 99.9))})
+        p50, p99, p999 = percentiles(ms, (50, 99, 99.9))
+        rows.append({"variant": d.planned.variant, "layer": name, "p50_ms": p50, "p99_ms": p99, "p999_ms": p999})
     return {"rows": rows}
 
 

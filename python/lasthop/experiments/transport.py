@@ -27,6 +27,7 @@ import lasthop
 from lasthop.experiments import topology
 from lasthop.experiments.plan import Done, Experiment, Options, PlannedRun
 from lasthop.experiments.topology import Json
+from lasthop.stats import percentile
 
 CAPACITY_MBPS = 20.0
 BASE_RTT_MS = 40.0
@@ -69,7 +70,7 @@ def measure(res: lasthop.RunResult, flow: str, warmup_s: float) -> dict[str, Any
     qd = lat[measured] - lat.min()
     return {
         "utilization": float(f["throughput_mbps"]) / CAPACITY_MBPS,
-        "queue_delay_p95_ms": float(np.percentile(qd, 95)) if len(qd) else None,
+        "queue_delay_p95_ms": percentile(qd, 95),
         "convergence_s": _convergence_s(fwd, 0, CAPACITY_MBPS),
     }
 

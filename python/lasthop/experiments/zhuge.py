@@ -31,6 +31,7 @@ from lasthop.anchors import shared_dir
 from lasthop.experiments import topology
 from lasthop.experiments.plan import Done, Experiment, Options, PlannedRun
 from lasthop.experiments.topology import Json
+from lasthop.stats import percentile
 
 SCALE = 15 / 13
 FAMILIES = {"W1": "rest-wifi", "W2": "office-wifi", "C2": "xu4g", "C3": "xu5g"}
@@ -99,7 +100,7 @@ def metrics(res: lasthop.RunResult, warmup_s: float) -> dict[str, Any]:
         "rtt_over_200ms_ratio": float(np.mean(rtt > 200.0)) if len(rtt) else None,
         "frame_delay_over_400ms_ratio": _float(f["frame_deadline_miss_rate"]),
         "fps_under_10_ratio": _float(f["fps_under_10_ratio"]),
-        "rtt_p99_ms": float(np.percentile(rtt, 99)) if len(rtt) else None,
+        "rtt_p99_ms": percentile(rtt, 99),
         "bitrate_mbps": _float(f["bitrate_mbps"]),
     }
 

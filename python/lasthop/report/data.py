@@ -20,6 +20,7 @@ import numpy.typing as npt
 
 from lasthop.errors import RunDirError
 from lasthop.result import PACKETS_FILE, RunResult, read_table
+from lasthop.stats import rank_index
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -239,7 +240,7 @@ def _flow_series(name: str, mine: npt.NDArray[np.bool_], pk: _Packets, round_tri
         first, last = ok, ok
     start = sent[first]
     lat_all = (deliv[last] - start) / 1e6
-    p50, p99 = _binned_quantiles(pk.sent_bin[first], lat_all, pk.nbins, (0.5, 0.99))
+    p50, p99 = _binned_percentiles(pk.sent_bin[first], lat_all, pk.nbins, (50.0, 99.0))
     counted = start >= pk.warmup_ns
     lat = np.sort(lat_all[counted])
     x, p = _ccdf(lat)
@@ -274,9 +275,10 @@ def _ccdf(sorted_ms: Floats) -> tuple[Floats, Floats]:
     return sorted_ms[idx], (n - idx) / n
 
 
-def _binned_quantiles(bins: npt.NDArray[np.int64], values: Floats, nbins: int,
-                      qs: tuple[float, ...]) -> list[Floats]:
-    """Per bin, the ``q`` quantiles of ``values`` (lower order statistic); NaN for empty bins."""
+def _binned_percentiles(bins: npt.NDArray[np.int64], values: Floats, nbins: int,
+                        qs: tuple[float, ...]) -> list[Floats]:
+    """Per bin, the ``q``-th percentiles of ``values`` (nearest rank, :mod:`lasthop.stats`); NaN for
+    empty bins."""
     keep = bins >= 0
     bins, values = bins[keep], values[keep]
     out = [np.full(nbins, np.nan) for _ in qs]
@@ -288,7 +290,7 @@ def _binned_quantiles(bins: npt.NDArray[np.int64], values: Floats, nbins: int,
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
     nz = counts > 0
     for arr, q in zip(out, qs):
-        arr[nz] = v[starts[nz] + np.floor(q * (counts[nz] - 1)).astype(np.int64)]
+        arr[nz] = v[starts[nz] + rank_index(counts[nz], q)]
     return out
 
 

@@ -1,0 +1,49 @@
+"""The one percentile definition of lasthop: nearest rank, as in the Rust core.
+
+The ``q``-th percentile of ``n`` samples is the smallest sample such that at least ``q`` % of the
+samples are less than or equal to it::
+
+    rank = ceil(q / 100 · n), clamped to 1 … n        percentile = sorted[rank − 1]
+
+so it is always one of the samples (no interpolation): ``q = 0`` gives the minimum, ``q = 100`` the
+maximum, and no samples give ``None``. The rank is computed in float64 as ``q / 100.0 * n``, exactly
+as the core's ``stats::flows::percentile`` and ``rtc::quality::percentile`` do, so Python and Rust
+agree to the sample even where that product rounds up (``q = 99.9``, ``n = 1000`` gives rank 1000:
+``99.9 / 100 * 1000`` is ``999.0000000000001``).
+
+The flows table's ``latency_p99_ms``, the experiments' rows and the report's time series all use it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["percentile", "percentiles", "rank_index"]
+
+Samples = npt.ArrayLike
+"""Anything numpy takes as a 1-D array of numbers."""
+
+
+def rank_index(n: npt.ArrayLike, q: float) -> npt.NDArray[np.int64]:
+    """The 0-based index into ``n`` sorted samples of their ``q``-th percentile (elementwise for an
+    array of sample counts, each ≥ 1)."""
+    counts = np.asarray(n, dtype=np.int64)
+    rank = np.ceil(q / 100.0 * counts.astype(np.float64))
+    return np.clip(rank, 1, counts).astype(np.int64) - 1
+
+
+def percentile(samples: Samples, q: float) -> float | None:
+    """The nearest-rank ``q``-th percentile (0 ≤ q ≤ 100) of ``samples`` (in any order); ``None``
+    when there are none."""
+    return percentiles(samples, (q,))[0]
+
+
+def percentiles(samples: Samples, qs: Sequence[float]) -> list[float | None]:
+    """:func:`percentile` for each of ``qs``, sorting once."""
+    values = np.sort(np.asarray(samples, dtype=np.float64).ravel())
+    if values.size == 0:
+        return [None for _ in qs]
+    return [float(values[int(rank_index(values.size, q))]) for q in qs]
