@@ -808,9 +808,14 @@ impl Scenario {
 
     /// Index of the AP a station belongs to (after validation).
     pub fn ap_of(&self, station: &Station) -> usize {
+        self.find_ap_of(station).expect("validated")
+    }
+
+    /// Index of the AP a station names (or the only AP); `None` if there is no such AP.
+    pub fn find_ap_of(&self, station: &Station) -> Option<usize> {
         match &station.ap {
-            Some(name) => self.aps.iter().position(|a| &a.name == name).expect("validated"),
-            None => 0,
+            Some(name) => self.aps.iter().position(|a| &a.name == name),
+            None => (!self.aps.is_empty()).then_some(0),
         }
     }
 }

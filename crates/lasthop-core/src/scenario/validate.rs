@@ -16,14 +16,49 @@ impl Issues {
     pub(crate) fn positive(&mut self, loc: Loc, v: f64) {
         if !(v.is_finite() && v > 0.0) {
             self.push(loc, format!("must be a positive number, got {v}"), json!(v));
+        } else {
+            self.representable(loc, v, true);
         }
     }
     pub(crate) fn non_negative(&mut self, loc: Loc, v: f64) {
         if !(v.is_finite() && v >= 0.0) {
             self.push(loc, format!("must be zero or positive, got {v}"), json!(v));
+        } else {
+            self.representable(loc, v, false);
+        }
+    }
+    /// A time or rate (its unit read from the key's suffix: `_s`, `_ms`, `_us`, `_mbps`) that the
+    /// engine can represent: times in integer ns up to [`MAX_TIME_S`], rates in integer bit/s up to
+    /// [`MAX_RATE_MBPS`]; a positive value must not round to zero.
+    fn representable(&mut self, loc: Loc, v: f64, positive: bool) {
+        let Some(super::error::LocItem::Key(key)) = loc.0.last() else { return };
+        let (scale, unit, max) = match key.rsplit('_').next() {
+            Some("s") => (1.0, "s", MAX_TIME_S),
+            Some("ms") => (1e-3, "ms", MAX_TIME_S * 1e3),
+            Some("us") => (1e-6, "µs", MAX_TIME_S * 1e6),
+            Some("mbps") => {
+                if v > MAX_RATE_MBPS {
+                    self.push(loc, format!("must be at most {MAX_RATE_MBPS:e} Mbit/s (1 Tbit/s), got {v}"), json!(v));
+                } else if positive && crate::units::BitRate::from_mbps_f64(v).is_none() {
+                    self.push(loc, format!("must be at least 1 bit/s (1e-6 Mbit/s), got {v}"), json!(v));
+                }
+                return;
+            }
+            _ => return,
+        };
+        if v > max {
+            self.push(loc, format!("must be at most {max:e} {unit} (about 31 years), got {v}"), json!(v));
+        } else if positive && (v * scale * 1e9).round() < 1.0 {
+            self.push(loc, format!("must be at least 1 ns (the engine's resolution), got {v} {unit}"), json!(v));
         }
     }
 }
+
+/// The longest time a scenario may name: 1e9 s, far below the engine's integer-ns clock limit (584
+/// years), so sums of times cannot overflow.
+pub const MAX_TIME_S: f64 = 1e9;
+/// The fastest rate a scenario may name: 1 Tbit/s.
+pub const MAX_RATE_MBPS: f64 = 1e6;
 
 /// Checks values and references; returns every problem found.
 pub fn validate(sc: &Scenario) -> Result<(), ScenarioError> {

@@ -97,7 +97,8 @@ fn resolve_flow(sc: &Scenario, name: &str, set: &Map<String, Value>) -> Result<T
 
 fn resolve_station(sc: &Scenario, name: &str, set: &Map<String, Value>) -> Result<Target, Refusal> {
     let Some(si) = sc.stations.iter().position(|s| s.name == name) else { return Err((None, format!("no station named '{name}'"))) };
-    if !matches!(sc.aps[sc.ap_of(&sc.stations[si])].last_hop, LastHop::Wifi(_)) {
+    let Some(ai) = sc.find_ap_of(&sc.stations[si]) else { return Err((None, format!("station '{name}' has no AP"))) };
+    if !matches!(sc.aps[ai].last_hop, LastHop::Wifi(_)) {
         return Err((None, format!("station '{name}' has no radio channel (its AP's last hop is not `wifi`)")));
     }
     only(set, &["snr_db"])?;

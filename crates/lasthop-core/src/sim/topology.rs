@@ -13,6 +13,7 @@ use std::collections::VecDeque;
 pub enum NodeRole {
     Server,
     Ap,
+    /// `ap`: the index of its AP (`usize::MAX` while validation has yet to report a missing AP).
     Station { ap: usize },
 }
 
@@ -20,7 +21,7 @@ pub enum NodeRole {
 pub fn nodes(sc: &Scenario) -> Vec<(String, NodeRole)> {
     let mut v: Vec<(String, NodeRole)> = sc.servers.iter().map(|s| (s.name.clone(), NodeRole::Server)).collect();
     v.extend(sc.aps.iter().map(|a| (a.name.clone(), NodeRole::Ap)));
-    v.extend(sc.stations.iter().map(|s| (s.name.clone(), NodeRole::Station { ap: sc.ap_of(s) })));
+    v.extend(sc.stations.iter().map(|s| (s.name.clone(), NodeRole::Station { ap: sc.find_ap_of(s).unwrap_or(usize::MAX) })));
     v
 }
 
@@ -44,8 +45,8 @@ pub fn adjacency(sc: &Scenario) -> Vec<Vec<NodeId>> {
     }
     for (i, (_, role)) in nodes.iter().enumerate() {
         if let NodeRole::Station { ap } = role {
-            let a = ap_node(sc, *ap) as usize;
-            if a < nodes.len() {
+            if *ap < sc.aps.len() {
+                let a = ap_node(sc, *ap) as usize;
                 adj[a].push(i as NodeId);
                 adj[i].push(a as NodeId);
             }
