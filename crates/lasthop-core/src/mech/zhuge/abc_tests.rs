@@ -71,7 +71,7 @@ fn a_nearly_idle_link_always_accelerates() {
     let mut link = SteadyLink::new(1500);
     for k in 0..8 {
         link.step(&mut m, us(k * 10_000 + 500));
-        m.on_dequeue(us(k * 10_000 + 900), link.head().unwrap());
+        link.depart(&mut m, us(k * 10_000 + 900));
     }
     let pr = m.probability(ms(80));
     assert!(pr > 1.0, "{pr}");

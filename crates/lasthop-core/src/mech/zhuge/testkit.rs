@@ -63,4 +63,11 @@ impl SteadyLink {
     pub fn head(&self) -> Option<u64> {
         self.head
     }
+
+    /// The queued packet (if any) departs at `now`, ahead of the next step.
+    pub fn depart(&mut self, obs: &mut impl EgressObserver, now: SimTime) {
+        if let Some(h) = self.head.take() {
+            obs.on_dequeue(now, h);
+        }
+    }
 }
