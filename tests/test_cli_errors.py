@@ -33,6 +33,11 @@ CASES = [
     ("missing key", toml_dumps({k: v for k, v in small_scenario().items() if k != "duration_s"}),
      "missing field `duration_s`"),
     ("TOML syntax", 'name = "x"\nduration_s = 3\nseed = \n', "bad.toml:3:"),
+    # Issue 13: these passed validation and panicked in the core.
+    ("duration past the clock", toml_dumps(_edit(["duration_s"], 1e300)), "duration_s: must be at most 1e9 s"),
+    ("rate rounding to zero", toml_dumps(_edit(["links", 0, "rate_mbps"], 1e-300)),
+     "links[0].rate_mbps: must be at least 1 bit/s"),
+    ("station without its AP", toml_dumps(_edit(["aps"], [])), "aps: at least one access point is required"),
 ]
 
 
@@ -87,3 +92,20 @@ def test_bad_flags_exit_2(small: Path, args: list[str], expected: str) -> None:
     r = lasthop_cli(*args, cwd=small.parent)
     assert r.returncode == 2
     assert expected in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_scenario_without_stations_or_flows_runs_and_reports(tmp_path: Path) -> None:
+    """Issue 13: an empty stations or flows list ended in a pandas KeyError; it is a valid, empty run
+    whose flows table still has its columns, and `report` and `compare` accept it."""
+    d = {k: v for k, v in small_scenario().items() if k not in ("stations", "flows")}
+    d |= {"stations": [], "flows": []}
+    (tmp_path / "empty.toml").write_text(toml_dumps(d), encoding="utf-8")
+    p = lasthop_cli("run", "empty.toml", "--out", "run", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    import pandas as pd
+
+    flows = pd.read_parquet(tmp_path / "run" / "flows.parquet")
+    assert len(flows) == 0 and "flow" in flows.columns and "latency_p99_ms" in flows.columns
+    for args in (["report", "run"], ["compare", "empty.toml", "--out", "cmp"]):
+        p = lasthop_cli(*args, cwd=tmp_path)
+        assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr

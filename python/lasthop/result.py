@@ -140,7 +140,7 @@ class RunResult:
             summary["variant"] = dict(variant)
         cols, reasons = out["packets"], list(out["drop_reasons"])
         rtt, frames = out.get("rtt"), out.get("frames")
-        return cls(summary, pd.DataFrame(flows), lambda: _packets_frame(cols, reasons, names),
+        return cls(summary, pd.DataFrame(flows if flows else None, columns=None if flows else list(out["flow_columns"])), lambda: _packets_frame(cols, reasons, names),
                    rtt=(lambda: _rtt_frame(rtt, names)) if rtt is not None else None,
                    frames=(lambda: _frames_frame(frames, names)) if frames is not None else None)
 

@@ -132,6 +132,10 @@ fn output_dict<'py>(py: Python<'py>, out: &sim::RunOutput, sc: &Scenario, seed: 
     let json = py.import("json")?;
     let flows = serde_json::to_string(&out.flows).expect("flows serialize");
     d.set_item("flows", json.call_method1("loads", (flows,))?)?;
+    // A row of defaults: the columns of flows.parquet in order, so a run without flows still writes a
+    // table with its schema.
+    let blank = serde_json::to_string(&lasthop_core::stats::FlowSummary::default()).expect("flows serialize");
+    d.set_item("flow_columns", json.call_method1("loads", (blank,))?.call_method0("keys")?)?;
     d.set_item("components", json.call_method1("loads", (out.components.to_string(),))?)?;
     d.set_item("events", out.events)?;
     d.set_item("event_digest", format!("{:016x}", out.event_digest))?;

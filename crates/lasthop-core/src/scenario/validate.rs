@@ -38,18 +38,18 @@ impl Issues {
             Some("us") => (1e-6, "µs", MAX_TIME_S * 1e6),
             Some("mbps") => {
                 if v > MAX_RATE_MBPS {
-                    self.push(loc, format!("must be at most {MAX_RATE_MBPS:e} Mbit/s (1 Tbit/s), got {v}"), json!(v));
+                    self.push(loc, format!("must be at most {MAX_RATE_MBPS:e} Mbit/s (1 Tbit/s), got {v:e}"), json!(v));
                 } else if positive && crate::units::BitRate::from_mbps_f64(v).is_none() {
-                    self.push(loc, format!("must be at least 1 bit/s (1e-6 Mbit/s), got {v}"), json!(v));
+                    self.push(loc, format!("must be at least 1 bit/s (1e-6 Mbit/s), got {v:e}"), json!(v));
                 }
                 return;
             }
             _ => return,
         };
         if v > max {
-            self.push(loc, format!("must be at most {max:e} {unit} (about 31 years), got {v}"), json!(v));
+            self.push(loc, format!("must be at most {max:e} {unit} (about 31 years), got {v:e}"), json!(v));
         } else if positive && (v * scale * 1e9).round() < 1.0 {
-            self.push(loc, format!("must be at least 1 ns (the engine's resolution), got {v} {unit}"), json!(v));
+            self.push(loc, format!("must be at least 1 ns (the engine's resolution), got {v:e} {unit}"), json!(v));
         }
     }
 }
@@ -260,26 +260,7 @@ fn check_packet_bytes(b: u32, loc: &Loc, is: &mut Issues) {
 }
 
 fn check_flow(sc: &Scenario, f: &Flow, loc: &Loc, names: &BTreeMap<String, NodeKind>, is: &mut Issues) {
-    let c = f.common();
-    for (key, end) in [("from", c.from), ("to", c.to)] {
-        if !names.contains_key(end) {
-            is.push(loc.key(key), format!("no node named '{end}'"), json!(end));
-        }
-    }
-    if c.from == c.to {
-        is.push(loc.key("to"), "a flow needs two different endpoints", json!(c.to));
-    } else if names.contains_key(c.from) && names.contains_key(c.to) && !crate::sim::topology::reachable(sc, c.from, c.to) {
-        is.push(loc.key("to"), format!("'{}' cannot be reached from '{}': add a link", c.to, c.from), json!(c.to));
-    }
-    is.non_negative(loc.key("start_s"), c.start_s);
-    if let Some(stop) = c.stop_s {
-        if !(stop.is_finite() && stop > c.start_s) {
-            is.push(loc.key("stop_s"), format!("must be after start_s ({})", c.start_s), json!(stop));
-        }
-    }
-    if c.dscp > 63 {
-        is.push(loc.key("dscp"), "must be in 0..=63", json!(c.dscp));
-    }
+    check_flow_common(sc, f.common(), loc, names, is);
     match f {
         Flow::UdpCbr(UdpCbr { rate_mbps, packet_bytes, .. }) | Flow::UdpPoisson(UdpPoisson { rate_mbps, packet_bytes, .. }) => {
             is.positive(loc.key("rate_mbps"), *rate_mbps);
@@ -311,6 +292,11 @@ fn check_flow(sc: &Scenario, f: &Flow, loc: &Loc, names: &BTreeMap<String, NodeK
         Flow::Ping(Ping { interval_ms, packet_bytes, .. }) => {
             is.positive(loc.key("interval_ms"), *interval_ms);
             check_packet_bytes(*packet_bytes, loc, is);
+            // The pinger is a constant-rate source of one packet per interval.
+            let longest_ms = *packet_bytes as f64 * 8.0 * 1e3;
+            if interval_ms.is_finite() && *interval_ms > longest_ms {
+                is.push(loc.key("interval_ms"), format!("must be at most {longest_ms} ms for {packet_bytes}-byte packets (1 bit/s), got {interval_ms:e}"), json!(interval_ms));
+            }
         }
         Flow::External(_) => {}
         Flow::Saturated(Saturated { packet_bytes, backlog, .. }) => {
@@ -319,6 +305,31 @@ fn check_flow(sc: &Scenario, f: &Flow, loc: &Loc, names: &BTreeMap<String, NodeK
                 is.push(loc.key("backlog"), "must be at least 1", json!(backlog));
             }
         }
+    }
+}
+
+/// The fields every flow has: its endpoints, its times and its DSCP.
+fn check_flow_common(sc: &Scenario, c: FlowCommon<'_>, loc: &Loc, names: &BTreeMap<String, NodeKind>, is: &mut Issues) {
+    for (key, end) in [("from", c.from), ("to", c.to)] {
+        if !names.contains_key(end) {
+            is.push(loc.key(key), format!("no node named '{end}'"), json!(end));
+        }
+    }
+    if c.from == c.to {
+        is.push(loc.key("to"), "a flow needs two different endpoints", json!(c.to));
+    } else if names.contains_key(c.from) && names.contains_key(c.to) && !crate::sim::topology::reachable(sc, c.from, c.to) {
+        is.push(loc.key("to"), format!("'{}' cannot be reached from '{}': add a link", c.to, c.from), json!(c.to));
+    }
+    is.non_negative(loc.key("start_s"), c.start_s);
+    if let Some(stop) = c.stop_s {
+        if !(stop.is_finite() && stop > c.start_s) {
+            is.push(loc.key("stop_s"), format!("must be after start_s ({})", c.start_s), json!(stop));
+        } else {
+            is.non_negative(loc.key("stop_s"), stop);
+        }
+    }
+    if c.dscp > 63 {
+        is.push(loc.key("dscp"), "must be in 0..=63", json!(c.dscp));
     }
 }
 

@@ -90,7 +90,7 @@ impl World {
             return;
         }
         self.trackers[pkt.flow as usize].on_delivered(&pkt, pkt.sent, now);
-        self.refill(now, pkt.flow);
+        self.refill(now, &pkt, crate::stats::DropReason::None);
     }
 
     pub(super) fn start(&mut self) {
@@ -339,8 +339,14 @@ impl World {
         self.rtc_poll(now, flow);
     }
 
-    /// A saturated flow replaces every packet that left the network.
-    pub(super) fn refill(&mut self, now: SimTime, flow: u32) {
+    /// A saturated flow replaces every packet that left the network, except one refused by a full
+    /// queue the instant it was sent: the application's send would block there, so a backlog larger
+    /// than the queues settles at what they hold (replacing it at once would loop forever).
+    pub(super) fn refill(&mut self, now: SimTime, pkt: &Packet, reason: crate::stats::DropReason) {
+        let flow = pkt.flow;
+        if reason == crate::stats::DropReason::QueueFull && pkt.sent == now {
+            return;
+        }
         if let SourceKind::Saturated { stop, .. } = self.sources[flow as usize].kind {
             if now < stop {
                 self.on_send(now, flow);

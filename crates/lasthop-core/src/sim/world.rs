@@ -242,7 +242,7 @@ impl World {
         if !feedback {
             self.trackers[pkt.flow as usize].on_dropped(origin, pkt.seq);
         }
-        self.refill(now, pkt.flow);
+        self.refill(now, &pkt, reason);
     }
 
 }

@@ -208,7 +208,7 @@ impl FlowTracker {
 }
 
 /// One row of `flows.parquet`.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
 pub struct FlowSummary {
     pub flow: String,
     pub kind: String,

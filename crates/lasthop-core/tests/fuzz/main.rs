@@ -4,7 +4,7 @@
 //! parser and validator with an error, or build and run (a bounded slice of it) without a panic.
 //!
 //! Cases: `LASTHOP_FUZZ_CASES` (default 600, what CI runs); `LASTHOP_FUZZ_CASES=100000 cargo test
-//! --release --test fuzz` for a long local run.
+//! --release --test fuzz` for a long local run; `LASTHOP_FUZZ_TRACE=1` prints each case first.
 
 use lasthop_core::scenario::Scenario;
 use lasthop_core::sim::Sim;
@@ -186,6 +186,10 @@ fn exercise(sc: &Scenario) {
 
 fn check(doc: &Value, base: &Path, what: &str) -> Result<(), TestCaseError> {
     let text = serde_json::to_string(doc).expect("JSON");
+    if std::env::var_os("LASTHOP_FUZZ_TRACE").is_some() {
+        // What a crash that cannot be caught (a stack overflow, an abort) was running.
+        eprintln!("case: {what}");
+    }
     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         if let Ok(sc) = Scenario::from_json_str(&text, base) {
             exercise(&sc);
