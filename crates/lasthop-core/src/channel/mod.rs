@@ -9,6 +9,7 @@
 //! the station's name. Gains are drawn for every coherence block in order, so the sequence does not
 //! depend on when the MAC happens to ask.
 
+pub mod config;
 pub mod office;
 
 pub use office::OfficeParams;
@@ -16,7 +17,7 @@ pub use office::OfficeParams;
 use crate::phy::error::noise_floor_dbm;
 use crate::phy::mcs::ChannelWidth;
 use crate::rng::Rng;
-use crate::scenario::{ChannelConfig, FadingConfig};
+pub use config::{ChannelConfig, FadingConfig};
 use crate::time::SimTime;
 use crate::trace::read_snr_series;
 use std::path::Path;

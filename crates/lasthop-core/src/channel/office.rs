@@ -259,7 +259,7 @@ impl Office {
 mod tests {
     use super::*;
     use crate::channel::ChannelModel;
-    use crate::scenario::ChannelConfig;
+    use crate::channel::ChannelConfig;
     use crate::time::SimTime;
 
     fn quiet() -> OfficeParams {

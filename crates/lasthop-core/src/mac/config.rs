@@ -16,7 +16,8 @@ use super::txpath::TxPath;
 use crate::queue::codel::CodelParams;
 use crate::queue::fq::FqParams;
 use crate::rng::Rng;
-use crate::scenario::{EdcaOverride, EdcaOverrides, RateControlConfig, TxPathConfig, TxqCodel, WifiConfig, WifiProfile};
+use super::wifi_config::{EdcaOverride, EdcaOverrides, TxPathConfig, TxqCodel, WifiConfig, WifiProfile};
+use crate::ratectl::RateControlConfig;
 use crate::time::SimDuration;
 
 const fn p(aifsn: u8, cw_min: u32, cw_max: u32, txop_us: u64) -> EdcaParams {

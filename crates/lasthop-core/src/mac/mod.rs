@@ -15,6 +15,7 @@ pub mod config;
 pub mod edca;
 pub mod medium;
 pub mod txpath;
+pub mod wifi_config;
 
 pub use edca::{AccessCategory, EdcaParams, Edcaf};
 

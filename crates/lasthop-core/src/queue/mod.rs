@@ -3,6 +3,7 @@
 //! The set is closed, so dispatch goes through [`AnyQueue`].
 
 pub mod codel;
+pub mod config;
 mod error;
 mod fifo;
 pub mod fq;
@@ -18,7 +19,7 @@ pub use pie::{Pie, PieParams, PieStats};
 
 use crate::packet::Packet;
 use crate::rng::Rng;
-use crate::scenario::QueueConfig;
+pub use config::QueueConfig;
 use crate::stats::DropReason;
 use crate::time::SimTime;
 

@@ -45,6 +45,7 @@
 //! * **`mpdu_len`** in [`RateControl::rate_set`] is a hint for length-dependent algorithms; none of the
 //!   three here uses it (Minstrel-HT and ns-3's Thompson sampling ignore the frame length too).
 
+pub mod config;
 pub mod fixed;
 pub mod llra;
 pub mod minstrel_ht;
@@ -55,6 +56,7 @@ mod sim_tests;
 #[cfg(test)]
 mod tests;
 
+pub use config::RateControlConfig;
 pub use fixed::{Fixed, FixedEntry, FixedParams};
 pub use llra::{Llra, LlraParams};
 pub use minstrel_ht::{MinstrelHt, MinstrelHtParams, MinstrelVariant, RateView};

@@ -41,7 +41,7 @@ use crate::phy::error::{mpdu_success_prob, preamble_detected, ErrorModel};
 use crate::phy::mcs::{PhyStandard, TxVector};
 use crate::queue::Dropped;
 use crate::rng::Rng;
-use crate::scenario::CollisionIfs;
+use crate::mac::wifi_config::CollisionIfs;
 use crate::stats::{PacketLog, Stage};
 use crate::time::{SimDuration, SimTime};
 use serde::Serialize;
