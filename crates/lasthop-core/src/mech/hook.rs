@@ -121,6 +121,8 @@ pub enum Role {
     Feedback,
     /// The ECN codepoint of downlink packets.
     EcnMarking,
+    /// The gate between the node's driver and its hardware queue.
+    ReleaseGate,
 }
 
 impl Role {
@@ -131,6 +133,7 @@ impl Role {
             Role::RateControl => "choose the downlink rates",
             Role::Feedback => "act on the flows' feedback",
             Role::EcnMarking => "mark ECN",
+            Role::ReleaseGate => "gate the driver's release to the hardware",
         }
     }
 }
@@ -162,11 +165,12 @@ pub struct NodeBuilder {
     claims: Vec<(Role, String)>,
     pub(crate) installs: Vec<Install>,
     pub(crate) hooks: Vec<(String, Box<dyn ApHook>)>,
+    pub(crate) release_gate: Option<(String, Box<dyn crate::mac::txpath::gate::ReleaseGate>)>,
 }
 
 impl NodeBuilder {
     pub fn new(name: String, link: LinkKind, flows: Vec<FlowInfo>, seed: u64) -> Self {
-        NodeBuilder { name, link, flows, seed, claims: Vec::new(), installs: Vec::new(), hooks: Vec::new() }
+        NodeBuilder { name, link, flows, seed, claims: Vec::new(), installs: Vec::new(), hooks: Vec::new(), release_gate: None }
     }
 
     /// Claims `role` for mechanism `by`; refused if another mechanism holds it.
@@ -186,6 +190,14 @@ impl NodeBuilder {
     /// Adds mechanism `by`'s hooks; hooks see traffic in the order they were added.
     pub fn add_hook(&mut self, by: &str, hook: Box<dyn ApHook>) {
         self.hooks.push((by.to_string(), hook));
+    }
+
+    /// Puts mechanism `by`'s gate between the node's driver and its hardware queue (claims
+    /// [`Role::ReleaseGate`]). The node's transmit path must have that boundary (the `linux` path).
+    pub fn set_release_gate(&mut self, by: &str, gate: Box<dyn crate::mac::txpath::gate::ReleaseGate>) -> Result<(), InstallError> {
+        self.claim(Role::ReleaseGate, by)?;
+        self.release_gate = Some((by.to_string(), gate));
+        Ok(())
     }
 
     /// Asks the simulator to build part of the node differently (Law's transmit path).

@@ -47,6 +47,8 @@ struct Net<'a> {
     wifi_links: Vec<LinkSpec>,
     /// Per AP: its mechanisms, installed.
     aps: Vec<NodeBuilder>,
+    /// A mechanism's part that the node it was installed on cannot take.
+    refused: Option<crate::mech::InstallError>,
 }
 
 /// A mechanism installed by the caller (not named in the scenario) on the AP named `.0`.
@@ -64,6 +66,9 @@ impl Built {
         net.wired_links();
         for ai in 0..sc.aps.len() {
             net.last_hop(ai);
+        }
+        if let Some(e) = net.refused.take() {
+            return Err(e);
         }
         let n = net.nodes.len();
         let next = topology::next_hops(&topology::adjacency(sc));
@@ -108,6 +113,7 @@ impl<'a> Net<'a> {
             wifi_nodes: Vec::new(),
             wifi_links: Vec::new(),
             aps: Vec::new(),
+            refused: None,
         };
         for (ai, ap) in sc.aps.iter().enumerate() {
             let link = if matches!(ap.last_hop, LastHop::Wifi(_)) { LinkKind::Wifi } else { LinkKind::P2p };
@@ -193,7 +199,13 @@ impl<'a> Net<'a> {
         let params = BssParams::from_config(w);
         let ap_w = self.wifi_nodes.len();
         let law = self.aps[ai].law();
-        let ap_path = params.ap_path(w, law, &mut Rng::derive(self.seed, &format!("wifi/{}/fq", ap.name))).expect("validated");
+        let mut ap_path = params.ap_path(w, law, &mut Rng::derive(self.seed, &format!("wifi/{}/fq", ap.name))).expect("validated");
+        if let Some((by, gate)) = self.aps[ai].release_gate.take() {
+            if ap_path.set_release_gate(gate).is_err() {
+                let needs = format!("the `linux` transmit path at '{}' (a driver → hardware-queue boundary to gate)", ap.name);
+                self.refused = Some(crate::mech::InstallError::Unsupported { mechanism: by, needs });
+            }
+        }
         self.wifi_nodes.push(NodeSpec { node: ap_id, bss: self.wifi_bss.len(), is_ap: true, name: ap.name.clone(), path: ap_path });
         for (si, st) in self.sc.stations.iter().enumerate() {
             if self.sc.ap_of(st) == ai {

@@ -23,6 +23,9 @@
 //! HwDeadline(node, ac) ── a PSDU with `hw_deadline` (Law's Limit_h) waiting for the medium or backing
 //!   off at its deadline goes back to the path at exactly that time; one whose exchange is on the air
 //!   goes back when the exchange ends (a PPDU is never cut)
+//! NodeWakeup(node) ── the time a node's transmit path asked for ([`TxPath::next_wakeup`], e.g. its
+//!   release gate opens again): the path runs its driver, and the node requests access for what it
+//!   pushed to the hardware
 //! ```
 //! A path whose hardware budget spans the ACs ([`TxPath::shares_hardware`], Law) may queue PSDUs for any
 //! AC when one completes: after each event the medium requests access for every AC of such a node
@@ -60,6 +63,8 @@ pub enum WifiEvent {
     TxopContinue { node: u32 },
     /// The hardware deadline of the head PSDU of node `node`'s AC `ac` is reached.
     HwDeadline { node: u32, ac: u8 },
+    /// Node `node`'s transmit path asked to be woken ([`TxPath::next_wakeup`]: its release gate opens).
+    NodeWakeup { node: u32 },
 }
 
 /// What the medium needs from the engine.
@@ -175,6 +180,9 @@ struct Node {
     continue_eidx: Option<usize>,
     /// The path shares one hardware budget over the ACs and sets hardware deadlines.
     shares_hw: bool,
+    /// The path has timers of its own ([`TxPath::has_timers`]): a release gate.
+    timed_path: bool,
+    wakeup_timer: Option<(TimerId, SimTime)>,
     /// Per AC: the armed timer on the head PSDU's hardware deadline.
     deadline_timers: [Option<(TimerId, SimTime)>; 4],
     stats: NodeStats,
@@ -218,6 +226,7 @@ pub struct Medium {
     collision_ifs: Vec<CollisionIfs>,
     /// Some node's path shares its hardware over the ACs (see the module docs).
     any_shared_hw: bool,
+    any_timed_path: bool,
 }
 
 impl Medium {
@@ -293,6 +302,7 @@ impl Medium {
             // The timer fired: forget it; `service_shared_hw` returns the PSDU (or leaves it to the end
             // of its exchange).
             WifiEvent::HwDeadline { node, ac } => self.nodes[node as usize].deadline_timers[ac as usize] = None,
+            WifiEvent::NodeWakeup { node } => self.on_node_wakeup(now, node, sched, out),
         }
         self.service_shared_hw(now, sched, out);
     }
@@ -347,6 +357,9 @@ impl Medium {
     /// For nodes whose hardware budget spans the ACs: returns PSDUs past their deadline, requests
     /// access for every AC with a PSDU (and releases the others), and re-arms the deadline timers.
     fn service_shared_hw<S: Scheduler>(&mut self, now: SimTime, sched: &mut S, out: &mut Outputs<'_>) {
+        if self.any_timed_path {
+            self.rearm_node_wakeups(sched);
+        }
         if !self.any_shared_hw {
             return;
         }
@@ -365,6 +378,40 @@ impl Medium {
                     }
                     n.deadline_timers[ac] = want.map(|d| (sched.schedule(d, WifiEvent::HwDeadline { node: ni, ac: ac as u8 }), d));
                 }
+            }
+        }
+        self.rearm_access(now, sched);
+    }
+
+    /// Points each timed node's wakeup timer at the time its path asks for.
+    fn rearm_node_wakeups<S: Scheduler>(&mut self, sched: &mut S) {
+        for ni in 0..self.nodes.len() as u32 {
+            let n = &mut self.nodes[ni as usize];
+            if !n.timed_path {
+                continue;
+            }
+            let want = n.path.next_wakeup();
+            if n.wakeup_timer.map(|x| x.1) != want {
+                if let Some((id, _)) = n.wakeup_timer.take() {
+                    sched.cancel(id);
+                }
+                n.wakeup_timer = want.map(|t| (sched.schedule(t, WifiEvent::NodeWakeup { node: ni }), t));
+            }
+        }
+    }
+
+    /// Node `ni`'s path runs at the time it asked for; then every AC that got a PSDU requests access.
+    fn on_node_wakeup<S: Scheduler>(&mut self, now: SimTime, ni: u32, sched: &mut S, out: &mut Outputs<'_>) {
+        let n = &mut self.nodes[ni as usize];
+        n.wakeup_timer = None;
+        let mut po = PathOut { log: out.log, dropped: out.dropped, releases: &mut self.releases };
+        n.path.on_wakeup(now, &mut po);
+        self.apply_releases(out);
+        let n = &mut self.nodes[ni as usize];
+        for ac in 0..if n.qos { 4 } else { 1 } {
+            if n.path.pending(ac) && n.edcaf[ac].access == Access::NotRequested {
+                let idle = (!self.on_air && n.exchange.is_none()).then(|| n.ref_time + self.sifs);
+                n.edcaf[ac].request(now, true, idle, self.slot, &mut n.rng);
             }
         }
         self.rearm_access(now, sched);

@@ -43,6 +43,7 @@ impl Medium {
             trace: None,
             collision_ifs,
             any_shared_hw: ns.iter().any(|n| n.shares_hw),
+            any_timed_path: ns.iter().any(|n| n.timed_path),
             nodes: ns,
         }
     }
@@ -121,6 +122,8 @@ impl Node {
             txop_start: SimTime::ZERO,
             continue_eidx: None,
             shares_hw: path.shares_hardware(),
+            timed_path: path.has_timers(),
+            wakeup_timer: None,
             deadline_timers: [None; 4],
             stats: NodeStats::default(),
             path,

@@ -46,6 +46,11 @@ impl AirtimeScheduler {
         }
     }
 
+    /// Whether no TXQ has frames to serve.
+    pub fn is_empty(&self) -> bool {
+        self.active.is_empty()
+    }
+
     /// The next TXQ to serve, removed from the list (`ieee80211_next_txq`); `None` if none is active.
     pub fn next_txq(&mut self) -> Option<usize> {
         // Terminates: every pass over a negative head adds a positive quantum to its deficit.

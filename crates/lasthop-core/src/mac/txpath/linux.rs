@@ -24,6 +24,7 @@
 //! retries through [`RateControl::tx_limits`] (LLRA does; the others keep the defaults).
 
 use super::airtime::AirtimeScheduler;
+use super::gate::{ReleaseGate, TxEvent};
 use super::{Mpdu, PathOut, Psdu, RateChain, TxStatus};
 use crate::mac::edca::AccessCategory;
 use crate::packet::Packet;
@@ -131,6 +132,10 @@ pub struct LinuxPath {
     drops: Vec<crate::queue::Dropped>,
     /// The qdisc on the wireless interface (`None` = noqueue).
     qdisc: Option<AnyQueue>,
+    /// The release gate between the driver and the hardware queues (`None`: open).
+    gate: Option<Box<dyn ReleaseGate>>,
+    /// When the gate opens again after refusing.
+    gate_wakeup: Option<SimTime>,
     /// AQL: estimated airtime pending over the whole interface, µs.
     aql_total_us: u64,
     /// Per AC: the medium holds its head PSDU (between `head` and `complete`), and since when the
@@ -151,6 +156,8 @@ impl LinuxPath {
             stats: LinuxStats::default(),
             drops: Vec::new(),
             qdisc: None,
+            gate: None,
+            gate_wakeup: None,
             aql_total_us: 0,
             in_air: vec![false; nq],
             head_since: vec![SimTime::ZERO; nq],
@@ -163,6 +170,46 @@ impl LinuxPath {
     /// `noqueue` here); its AQM still sees every packet.
     pub fn set_qdisc(&mut self, q: AnyQueue) {
         self.qdisc = Some(q);
+    }
+
+    /// Puts a release gate between the driver and the hardware queues.
+    pub fn set_release_gate(&mut self, gate: Box<dyn ReleaseGate>) {
+        self.gate = Some(gate);
+    }
+
+    pub fn has_gate(&self) -> bool {
+        self.gate.is_some()
+    }
+
+    /// When the release gate opens again, if it refused a PSDU.
+    pub fn next_wakeup(&self) -> Option<SimTime> {
+        self.gate_wakeup
+    }
+
+    /// The gate's time came: the driver runs its scheduling round on every AC.
+    pub fn on_wakeup(&mut self, now: SimTime, out: &mut PathOut<'_>) {
+        self.gate_wakeup = None;
+        for ac in 0..self.hwq.len() {
+            self.schedule(now, ac, out);
+        }
+    }
+
+    fn tx_event(&mut self, now: SimTime, ev: TxEvent) {
+        if let Some(g) = &mut self.gate {
+            g.on_tx_event(now, &ev);
+        }
+    }
+
+    /// Whether the gate lets a PSDU through now (remembering when it opens if not).
+    fn gate_open(&mut self, now: SimTime) -> bool {
+        let Some(g) = &mut self.gate else { return true };
+        match g.may_release(now) {
+            Ok(()) => true,
+            Err(t) => {
+                self.gate_wakeup = Some(self.gate_wakeup.map_or(t, |w| w.min(t)).max(now));
+                false
+            }
+        }
     }
 
     /// Number of station links.
@@ -255,10 +302,13 @@ impl LinuxPath {
 
     /// The driver's scheduling round for one AC (`ath_txq_schedule`).
     fn schedule(&mut self, now: SimTime, ac: usize, out: &mut PathOut<'_>) {
-        while self.hw_has_room(ac) {
+        while self.hw_has_room(ac) && !self.afs[ac].is_empty() && self.gate_open(now) {
             let Some(li) = self.afs[ac].next_txq() else { break };
             match self.form(now, li, ac, out) {
                 Some(psdu) => {
+                    if let Some(g) = &mut self.gate {
+                        g.on_release(now, psdu.link, ac, psdu.psdu_len);
+                    }
                     let c = &mut self.hw_count[ac];
                     if psdu.aggregated { c.0 += 1 } else { c.1 += 1 }
                     self.stats.psdus += 1;
@@ -383,9 +433,11 @@ impl LinuxPath {
         }
         let psdu = self.hwq[ac].pop_front().expect("front");
         self.in_air[ac] = true;
+        let access_delay = now.saturating_since(self.head_since[ac]);
         if let Some(l) = self.links.iter_mut().find(|l| l.id == psdu.link) {
-            l.access_sample = Some(now.saturating_since(self.head_since[ac]));
+            l.access_sample = Some(access_delay);
         }
+        self.tx_event(now, TxEvent::AttemptStart { link: psdu.link, ac, bytes: psdu.psdu_len, access_delay });
         for m in &psdu.mpdus {
             out.log.stamp_first(m.pkt.id, Stage::HwHead, now);
         }
@@ -395,6 +447,8 @@ impl LinuxPath {
     pub fn complete(&mut self, now: SimTime, psdu: Psdu, st: TxStatus<'_>, out: &mut PathOut<'_>) {
         let ac = psdu.ac;
         let li = self.links.iter().position(|l| l.id == psdu.link).expect("own link");
+        let head_to_done = now.saturating_since(self.head_since[ac]);
+        self.tx_event(now, TxEvent::Complete { link: psdu.link, ac, bytes: psdu.psdu_len, success: st.success, attempts: st.attempts, head_to_done });
         self.in_air[ac] = false;
         self.head_since[ac] = now;
         let c = &mut self.hw_count[ac];
@@ -455,7 +509,11 @@ impl LinuxPath {
     pub fn stats(&self) -> serde_json::Value {
         let airtime: Vec<Vec<u64>> = self.afs.iter().map(|a| a.charged_us.clone()).collect();
         let rc: Vec<serde_json::Value> = self.links.iter().map(|l| l.rc.as_ref().map(|r| r.stats()).unwrap_or(serde_json::Value::Null)).collect();
-        serde_json::json!({ "type": "linux", "driver": self.stats, "fq": self.fq.stats(), "airtime_charged_us": airtime, "rate_control": rc })
+        let mut v = serde_json::json!({ "type": "linux", "driver": self.stats, "fq": self.fq.stats(), "airtime_charged_us": airtime, "rate_control": rc });
+        if let Some(g) = &self.gate {
+            v["release_gate"] = g.stats();
+        }
+        v
     }
 }
 

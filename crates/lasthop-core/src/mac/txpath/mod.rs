@@ -18,6 +18,7 @@
 
 pub mod airtime;
 pub mod fifo;
+pub mod gate;
 pub mod law;
 pub mod linux;
 
@@ -162,6 +163,38 @@ impl TxPath {
             TxPath::Law(p) => p.hw_deadline(ac),
             _ => None,
         }
+    }
+
+    /// Puts a release gate between the path's driver and its hardware queues; refused (given back) by
+    /// paths without that boundary (`fifo` forms PSDUs at channel access; Law has its own driver).
+    pub fn set_release_gate(&mut self, gate: Box<dyn gate::ReleaseGate>) -> Result<(), Box<dyn gate::ReleaseGate>> {
+        match self {
+            TxPath::Linux(p) => {
+                p.set_release_gate(gate);
+                Ok(())
+            }
+            _ => Err(gate),
+        }
+    }
+
+    /// When the path needs [`TxPath::on_wakeup`] (its release gate opens again).
+    pub fn next_wakeup(&self) -> Option<SimTime> {
+        match self {
+            TxPath::Linux(p) => p.next_wakeup(),
+            _ => None,
+        }
+    }
+
+    /// The time [`TxPath::next_wakeup`] named has come.
+    pub fn on_wakeup(&mut self, now: SimTime, out: &mut PathOut<'_>) {
+        if let TxPath::Linux(p) = self {
+            p.on_wakeup(now, out);
+        }
+    }
+
+    /// Whether the path has timers of its own ([`TxPath::next_wakeup`]): a release gate is installed.
+    pub fn has_timers(&self) -> bool {
+        matches!(self, TxPath::Linux(p) if p.has_gate())
     }
 
     /// Whether completing a PSDU of one AC may queue PSDUs for other ACs (one hardware budget over all

@@ -1,0 +1,35 @@
+//! The release gate: the stage between a node's driver and its hardware queue.
+//!
+//! The driver forms a PSDU only when the gate lets it through to the hardware queue; by default there
+//! is no gate (the stage is open). A mechanism installs one on a node
+//! ([`crate::mech::NodeBuilder::set_release_gate`]) to pace what enters the hardware — QAir's
+//! per-node rate regulator is the first user. The gate sees the node's typed transmit events, so it can
+//! measure the channel as the hardware experiences it.
+//!
+//! A gate that refuses names the time it opens again; the medium wakes the node's transmit path then
+//! ([`crate::mac::medium::WifiEvent::NodeWakeup`]), which runs the driver's scheduling round again.
+
+use crate::time::{SimDuration, SimTime};
+
+/// What happened to one of the node's PSDUs in hardware.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TxEvent {
+    /// The PSDU left the hardware queue for its first attempt on the air; `access_delay`: since it
+    /// became the head of its hardware queue.
+    AttemptStart { link: u32, ac: usize, bytes: u32, access_delay: SimDuration },
+    /// The hardware is done with it; `head_to_done`: from becoming the head of its hardware queue to
+    /// now (the per-frame channel delay QAir's Delay Monitor measures).
+    Complete { link: u32, ac: usize, bytes: u32, success: bool, attempts: u32, head_to_done: SimDuration },
+}
+
+/// The stage between the driver and the hardware queue of one node.
+pub trait ReleaseGate: Send + Sync + std::fmt::Debug {
+    /// Whether the driver may push a PSDU to the hardware now; `Err(t)`: not before `t` (> `now`).
+    fn may_release(&mut self, now: SimTime) -> Result<(), SimTime>;
+    /// The driver pushed a PSDU of `bytes` for medium link `link` and AC `ac`.
+    fn on_release(&mut self, _now: SimTime, _link: u32, _ac: usize, _bytes: u32) {}
+    /// A transmit event of one of the node's PSDUs.
+    fn on_tx_event(&mut self, _now: SimTime, _ev: &TxEvent) {}
+    /// Counters for `summary.json`.
+    fn stats(&self) -> serde_json::Value;
+}
