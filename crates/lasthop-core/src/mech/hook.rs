@@ -123,6 +123,8 @@ pub enum Role {
     EcnMarking,
     /// The gate between the node's driver and its hardware queue.
     ReleaseGate,
+    /// Which station's TXQ the driver serves next.
+    TxqScheduler,
 }
 
 impl Role {
@@ -134,6 +136,7 @@ impl Role {
             Role::Feedback => "act on the flows' feedback",
             Role::EcnMarking => "mark ECN",
             Role::ReleaseGate => "gate the driver's release to the hardware",
+            Role::TxqScheduler => "schedule the TXQs",
         }
     }
 }
@@ -166,11 +169,15 @@ pub struct NodeBuilder {
     pub(crate) installs: Vec<Install>,
     pub(crate) hooks: Vec<(String, Box<dyn ApHook>)>,
     pub(crate) release_gate: Option<(String, Box<dyn crate::mac::txpath::gate::ReleaseGate>)>,
+    pub(crate) txq_scheduler: Option<(String, MakeScheduler)>,
 }
+
+/// Builds the TXQ scheduler of one AC (its index).
+pub type MakeScheduler = Box<dyn Fn(usize) -> Box<dyn crate::mac::txpath::scheduler::TxqScheduler> + Send + Sync>;
 
 impl NodeBuilder {
     pub fn new(name: String, link: LinkKind, flows: Vec<FlowInfo>, seed: u64) -> Self {
-        NodeBuilder { name, link, flows, seed, claims: Vec::new(), installs: Vec::new(), hooks: Vec::new(), release_gate: None }
+        NodeBuilder { name, link, flows, seed, claims: Vec::new(), installs: Vec::new(), hooks: Vec::new(), release_gate: None, txq_scheduler: None }
     }
 
     /// Claims `role` for mechanism `by`; refused if another mechanism holds it.
@@ -197,6 +204,14 @@ impl NodeBuilder {
     pub fn set_release_gate(&mut self, by: &str, gate: Box<dyn crate::mac::txpath::gate::ReleaseGate>) -> Result<(), InstallError> {
         self.claim(Role::ReleaseGate, by)?;
         self.release_gate = Some((by.to_string(), gate));
+        Ok(())
+    }
+
+    /// Replaces the node's TXQ scheduler of every AC with mechanism `by`'s (`make(ac)`; claims
+    /// [`Role::TxqScheduler`]). The node's transmit path must have TXQs (the `linux` path).
+    pub fn set_txq_scheduler(&mut self, by: &str, make: MakeScheduler) -> Result<(), InstallError> {
+        self.claim(Role::TxqScheduler, by)?;
+        self.txq_scheduler = Some((by.to_string(), make));
         Ok(())
     }
 

@@ -51,6 +51,23 @@ struct Net<'a> {
     refused: Option<crate::mech::InstallError>,
 }
 
+/// Puts the transmit-path stages mechanisms installed on `node` (a release gate, a TXQ scheduler)
+/// into its path; refused if the path lacks the stage.
+fn install_path_stages(node: &mut NodeBuilder, path: &mut TxPath) -> Result<(), crate::mech::InstallError> {
+    let refuse = |by: String, what: &str| crate::mech::InstallError::Unsupported { mechanism: by, needs: format!("the `linux` transmit path at '{}' ({what})", node.name) };
+    if let Some((by, gate)) = node.release_gate.take() {
+        if path.set_release_gate(gate).is_err() {
+            return Err(refuse(by, "a driver → hardware-queue boundary to gate"));
+        }
+    }
+    if let Some((by, make)) = node.txq_scheduler.take() {
+        if !path.set_txq_scheduler(&*make) {
+            return Err(refuse(by, "mac80211 TXQs to schedule"));
+        }
+    }
+    Ok(())
+}
+
 /// A mechanism installed by the caller (not named in the scenario) on the AP named `.0`.
 pub type ExtraMechanism<'m> = (&'m str, &'m dyn Mechanism);
 
@@ -200,11 +217,8 @@ impl<'a> Net<'a> {
         let ap_w = self.wifi_nodes.len();
         let law = self.aps[ai].law();
         let mut ap_path = params.ap_path(w, law, &mut Rng::derive(self.seed, &format!("wifi/{}/fq", ap.name))).expect("validated");
-        if let Some((by, gate)) = self.aps[ai].release_gate.take() {
-            if ap_path.set_release_gate(gate).is_err() {
-                let needs = format!("the `linux` transmit path at '{}' (a driver → hardware-queue boundary to gate)", ap.name);
-                self.refused = Some(crate::mech::InstallError::Unsupported { mechanism: by, needs });
-            }
+        if let Err(e) = install_path_stages(&mut self.aps[ai], &mut ap_path) {
+            self.refused = Some(e);
         }
         self.wifi_nodes.push(NodeSpec { node: ap_id, bss: self.wifi_bss.len(), is_ap: true, name: ap.name.clone(), path: ap_path });
         for (si, st) in self.sc.stations.iter().enumerate() {

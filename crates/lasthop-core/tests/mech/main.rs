@@ -412,3 +412,104 @@ fn a_release_gate_paces_what_the_driver_hands_the_hardware() {
     let e = Sim::with_mechanisms(&fifo, 1, &[("ap", &pacer::Pacer { bps: 1 })]).err().unwrap();
     assert!(e.to_string().contains("needs the `linux` transmit path"), "{e}");
 }
+
+/// A toy TXQ scheduler (strict priority by station index, one list per AC) replacing mac80211's
+/// airtime fairness on the AP, written entirely here.
+mod strict {
+    use lasthop_core::mac::txpath::scheduler::TxqScheduler;
+    use lasthop_core::mech::{InstallError, Mechanism, NodeBuilder, Role};
+    use lasthop_core::time::SimTime;
+
+    pub struct StrictPriority;
+
+    #[derive(Debug, Default)]
+    struct Sched {
+        active: Vec<bool>,
+        charged: Vec<u64>,
+    }
+
+    impl TxqScheduler for Sched {
+        fn resize(&mut self, n: usize) {
+            *self = Sched { active: vec![false; n], charged: vec![0; n] };
+        }
+        fn activate(&mut self, _now: SimTime, txq: usize) {
+            self.active[txq] = true;
+        }
+        fn is_empty(&self) -> bool {
+            !self.active.contains(&true)
+        }
+        fn next_txq(&mut self, _now: SimTime) -> Option<usize> {
+            let q = self.active.iter().position(|&a| a)?;
+            self.active[q] = false;
+            Some(q)
+        }
+        fn return_txq(&mut self, txq: usize, has_frames: bool) {
+            self.active[txq] |= has_frames;
+        }
+        fn charge(&mut self, txq: usize, airtime_us: u64) {
+            self.charged[txq] += airtime_us;
+        }
+        fn charged_us(&self) -> &[u64] {
+            &self.charged
+        }
+    }
+
+    impl Mechanism for StrictPriority {
+        fn name(&self) -> &'static str {
+            "strict"
+        }
+        fn roles(&self) -> &'static [Role] {
+            &[Role::TxqScheduler]
+        }
+        fn install(&self, node: &mut NodeBuilder) -> Result<(), InstallError> {
+            node.set_txq_scheduler(self.name(), Box::new(|_ac| Box::new(Sched::default())))
+        }
+    }
+}
+
+#[test]
+fn a_txq_scheduler_replaces_airtime_fairness() {
+    use lasthop_core::sim::Sim;
+    let toml = r#"
+duration_s = 3
+warmup_s = 1
+[[servers]]
+name = "server"
+[[aps]]
+name = "ap"
+last_hop = { type = "wifi", standard = "ht", profile = "linux", rate_control = { type = "fixed", mcs = 7 } }
+[[stations]]
+name = "first"
+channel = { type = "fixed_snr", snr_db = 40 }
+[[stations]]
+name = "second"
+channel = { type = "fixed_snr", snr_db = 40 }
+[[links]]
+a = "server"
+b = "ap"
+rate_mbps = 1000
+delay_ms = 1
+[[flows]]
+name = "to_first"
+type = "udp_cbr"
+from = "server"
+to = "first"
+rate_mbps = 80
+[[flows]]
+name = "to_second"
+type = "udp_cbr"
+from = "server"
+to = "second"
+rate_mbps = 80
+"#;
+    let sc = Scenario::from_toml_str(toml, Path::new(".")).unwrap();
+    let fair = sim::run(&sc, 1, &mut |_| true).unwrap();
+    let share = |out: &RunOutput| flow(out, "to_first").throughput_mbps / (flow(out, "to_first").throughput_mbps + flow(out, "to_second").throughput_mbps);
+    assert!((0.4..0.6).contains(&share(&fair)), "airtime fairness splits evenly: {}", share(&fair));
+    let mut s = Sim::with_mechanisms(&sc, 1, &[("ap", &strict::StrictPriority)]).unwrap();
+    s.advance_to(s.end());
+    let strict = s.finish();
+    assert!(share(&strict) > 0.95, "strict priority serves the first station: {}", share(&strict));
+    let e = Sim::with_mechanisms(&sc, 1, &[("ap", &strict::StrictPriority), ("ap", &strict::StrictPriority)]).err().unwrap();
+    assert_eq!(e.to_string(), "strict and strict both schedule the TXQs");
+}

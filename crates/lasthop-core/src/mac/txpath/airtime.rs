@@ -4,6 +4,8 @@
 //! *head* of the list, so a station keeps being served until its deficit runs out. With fairness off
 //! the list is plain round robin.
 
+use super::scheduler::TxqScheduler;
+use crate::time::SimTime;
 use std::collections::VecDeque;
 
 /// Default station weight, µs (IEEE80211_DEFAULT_AIRTIME_WEIGHT).
@@ -89,6 +91,33 @@ impl AirtimeScheduler {
 
     pub fn deficit(&self, txq: usize) -> i64 {
         self.deficit[txq]
+    }
+}
+
+impl TxqScheduler for AirtimeScheduler {
+    fn resize(&mut self, n: usize) {
+        *self = AirtimeScheduler::new(n, self.enabled);
+    }
+    fn set_weight(&mut self, txq: usize, weight_us: i64) {
+        AirtimeScheduler::set_weight(self, txq, weight_us);
+    }
+    fn activate(&mut self, _now: SimTime, txq: usize) {
+        AirtimeScheduler::activate(self, txq);
+    }
+    fn is_empty(&self) -> bool {
+        AirtimeScheduler::is_empty(self)
+    }
+    fn next_txq(&mut self, _now: SimTime) -> Option<usize> {
+        AirtimeScheduler::next_txq(self)
+    }
+    fn return_txq(&mut self, txq: usize, has_frames: bool) {
+        AirtimeScheduler::return_txq(self, txq, has_frames);
+    }
+    fn charge(&mut self, txq: usize, airtime_us: u64) {
+        AirtimeScheduler::charge(self, txq, airtime_us);
+    }
+    fn charged_us(&self) -> &[u64] {
+        &self.charged_us
     }
 }
 

@@ -24,6 +24,7 @@
 //! retries through [`RateControl::tx_limits`] (LLRA does; the others keep the defaults).
 
 use super::airtime::AirtimeScheduler;
+use super::scheduler::TxqScheduler;
 use super::gate::{ReleaseGate, TxEvent};
 use super::{Mpdu, PathOut, Psdu, RateChain, TxStatus};
 use crate::mac::edca::AccessCategory;
@@ -123,7 +124,8 @@ pub struct LinuxPath {
     p: LinuxParams,
     fq: Fq,
     links: Vec<LinuxLink>,
-    afs: Vec<AirtimeScheduler>,
+    /// Per AC, the TXQ scheduler (mac80211's airtime fairness unless a mechanism replaced it).
+    afs: Vec<Box<dyn TxqScheduler>>,
     /// Per AC: PSDUs waiting in the hardware queue, and how many (waiting + in the air) are aggregates
     /// and single frames.
     hwq: Vec<VecDeque<Psdu>>,
@@ -149,7 +151,7 @@ impl LinuxPath {
         let nq = if p.qos { 4 } else { 1 };
         LinuxPath {
             fq: Fq::new(p.fq, rng),
-            afs: (0..nq).map(|_| AirtimeScheduler::new(0, p.airtime_fairness)).collect(),
+            afs: (0..nq).map(|_| Box::new(AirtimeScheduler::new(0, p.airtime_fairness)) as Box<dyn TxqScheduler>).collect(),
             hwq: (0..nq).map(|_| VecDeque::new()).collect(),
             hw_count: vec![(0, 0); nq],
             links: Vec::new(),
@@ -170,6 +172,15 @@ impl LinuxPath {
     /// `noqueue` here); its AQM still sees every packet.
     pub fn set_qdisc(&mut self, q: AnyQueue) {
         self.qdisc = Some(q);
+    }
+
+    /// Replaces the TXQ scheduler of every AC (`make(ac)`), covering the links added so far.
+    pub fn set_txq_scheduler(&mut self, make: &dyn Fn(usize) -> Box<dyn TxqScheduler>) {
+        let n = self.links.len();
+        for (ac, a) in self.afs.iter_mut().enumerate() {
+            *a = make(ac);
+            a.resize(n);
+        }
     }
 
     /// Puts a release gate between the driver and the hardware queues.
@@ -231,7 +242,7 @@ impl LinuxPath {
         self.links.push(LinuxLink { id, chain: RateChain::single(txv, self.p.fixed_tries), rc, txqs, access_sample: None });
         let n = self.links.len();
         for a in self.afs.iter_mut() {
-            *a = AirtimeScheduler::new(n, self.p.airtime_fairness);
+            a.resize(n);
         }
     }
 
@@ -276,7 +287,7 @@ impl LinuxPath {
         self.fq.enqueue(now, tin, pkt, &mut self.drops);
         self.flush_drops(out);
         if self.txq_has_frames(link, ac) {
-            self.afs[ac].activate(link);
+            self.afs[ac].activate(now, link);
         }
         self.schedule(now, ac, out);
     }
@@ -303,7 +314,7 @@ impl LinuxPath {
     /// The driver's scheduling round for one AC (`ath_txq_schedule`).
     fn schedule(&mut self, now: SimTime, ac: usize, out: &mut PathOut<'_>) {
         while self.hw_has_room(ac) && !self.afs[ac].is_empty() && self.gate_open(now) {
-            let Some(li) = self.afs[ac].next_txq() else { break };
+            let Some(li) = self.afs[ac].next_txq(now) else { break };
             match self.form(now, li, ac, out) {
                 Some(psdu) => {
                     if let Some(g) = &mut self.gate {
@@ -501,13 +512,13 @@ impl LinuxPath {
             txq.retry.push_front(m);
         }
         if self.txq_has_frames(li, ac) {
-            self.afs[ac].activate(li);
+            self.afs[ac].activate(now, li);
         }
         self.schedule(now, ac, out);
     }
 
     pub fn stats(&self) -> serde_json::Value {
-        let airtime: Vec<Vec<u64>> = self.afs.iter().map(|a| a.charged_us.clone()).collect();
+        let airtime: Vec<Vec<u64>> = self.afs.iter().map(|a| a.charged_us().to_vec()).collect();
         let rc: Vec<serde_json::Value> = self.links.iter().map(|l| l.rc.as_ref().map(|r| r.stats()).unwrap_or(serde_json::Value::Null)).collect();
         let mut v = serde_json::json!({ "type": "linux", "driver": self.stats, "fq": self.fq.stats(), "airtime_charged_us": airtime, "rate_control": rc });
         if let Some(g) = &self.gate {

@@ -21,6 +21,7 @@ pub mod fifo;
 pub mod gate;
 pub mod law;
 pub mod linux;
+pub mod scheduler;
 
 use crate::packet::Packet;
 use crate::phy::mcs::TxVector;
@@ -174,6 +175,19 @@ impl TxPath {
                 Ok(())
             }
             _ => Err(gate),
+        }
+    }
+
+    /// Replaces the TXQ scheduler of every AC (`make(ac)`); returns false (and changes nothing) on paths
+    /// without mac80211 TXQs.
+    #[must_use]
+    pub fn set_txq_scheduler(&mut self, make: &dyn Fn(usize) -> Box<dyn scheduler::TxqScheduler>) -> bool {
+        match self {
+            TxPath::Linux(p) => {
+                p.set_txq_scheduler(make);
+                true
+            }
+            _ => false,
         }
     }
 
