@@ -215,6 +215,15 @@ impl NodeBuilder {
         Ok(())
     }
 
+    /// On a station only transmit-path stages can be installed (hooks see an AP's traffic; Law's path
+    /// is an AP's): refuses what mechanism `by` put here otherwise.
+    pub(crate) fn only_path_stages(&self, by: &str) -> Result<(), InstallError> {
+        if self.hooks.is_empty() && self.installs.is_empty() {
+            return Ok(());
+        }
+        Err(InstallError::Unsupported { mechanism: by.to_string(), needs: format!("an access point ('{}' is a station)", self.name) })
+    }
+
     /// Asks the simulator to build part of the node differently (Law's transmit path).
     pub fn set(&mut self, i: Install) {
         self.installs.push(i);

@@ -47,6 +47,8 @@ struct Net<'a> {
     wifi_links: Vec<LinkSpec>,
     /// Per AP: its mechanisms, installed.
     aps: Vec<NodeBuilder>,
+    /// Per station: the mechanisms installed on it (transmit-path stages only).
+    stations: Vec<NodeBuilder>,
     /// A mechanism's part that the node it was installed on cannot take.
     refused: Option<crate::mech::InstallError>,
 }
@@ -68,17 +70,22 @@ fn install_path_stages(node: &mut NodeBuilder, path: &mut TxPath) -> Result<(), 
     Ok(())
 }
 
-/// A mechanism installed by the caller (not named in the scenario) on the AP named `.0`.
+/// A mechanism installed by the caller (not named in the scenario) on the node named `.0`: an AP, or a
+/// station (transmit-path stages only: a release gate, a TXQ scheduler).
 pub type ExtraMechanism<'m> = (&'m str, &'m dyn Mechanism);
 
 impl Built {
     pub(crate) fn world(sc: &Scenario, seed: u64, extra: &[ExtraMechanism<'_>]) -> Result<World, crate::mech::InstallError> {
         let mut net = Net::new(sc, seed);
-        for &(ap, m) in extra {
-            let Some(ai) = sc.aps.iter().position(|a| a.name == ap) else {
-                return Err(crate::mech::InstallError::Unsupported { mechanism: m.name().into(), needs: format!("an access point named '{ap}'") });
-            };
-            m.install(&mut net.aps[ai])?;
+        for &(node, m) in extra {
+            if let Some(ai) = sc.aps.iter().position(|a| a.name == node) {
+                m.install(&mut net.aps[ai])?;
+            } else if let Some(si) = sc.stations.iter().position(|s| s.name == node) {
+                m.install(&mut net.stations[si])?;
+                net.stations[si].only_path_stages(m.name())?;
+            } else {
+                return Err(crate::mech::InstallError::Unsupported { mechanism: m.name().into(), needs: format!("an access point or station named '{node}'") });
+            }
         }
         net.wired_links();
         for ai in 0..sc.aps.len() {
@@ -130,6 +137,7 @@ impl<'a> Net<'a> {
             wifi_nodes: Vec::new(),
             wifi_links: Vec::new(),
             aps: Vec::new(),
+            stations: Vec::new(),
             refused: None,
         };
         for (ai, ap) in sc.aps.iter().enumerate() {
@@ -139,6 +147,13 @@ impl<'a> Net<'a> {
                 m.install(&mut node).expect("validated");
             }
             net.aps.push(node);
+        }
+        for st in &sc.stations {
+            let link = match sc.find_ap_of(st).map(|ai| &sc.aps[ai].last_hop) {
+                Some(LastHop::Wifi(_)) => LinkKind::Wifi,
+                _ => LinkKind::P2p,
+            };
+            net.stations.push(NodeBuilder::new(st.name.clone(), link, Vec::new(), seed));
         }
         net
     }
@@ -238,6 +253,10 @@ impl<'a> Net<'a> {
         let channel = ChannelModel::from_config(&st.channel.clone().unwrap_or_default(), seed, &st.name);
         let (_, sta_cfg) = crate::mac::config::default_paths(w);
         let mut sta_path = params.path(&sta_cfg, &mut Rng::derive(seed, &format!("wifi/{}/fq", st.name)));
+        let si = sid as usize - self.sc.servers.len() - self.sc.aps.len();
+        if let Err(e) = install_path_stages(&mut self.stations[si], &mut sta_path) {
+            self.refused = Some(e);
+        }
         let dl_rc = match self.aps[ai].claimed(Role::RateControl) {
             true => None, // a mechanism chooses the downlink rates
             false => {

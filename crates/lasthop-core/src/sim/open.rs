@@ -103,8 +103,9 @@ impl Sim {
     }
 
     /// Like [`Sim::new`], with mechanisms the caller installs after the scenario's own on the named
-    /// APs (experiments with a mechanism that has no scenario key). A conflict with an installed
-    /// mechanism's role is refused.
+    /// nodes (experiments with a mechanism that has no scenario key): APs, or stations for transmit-path
+    /// stages. A conflict with an installed mechanism's role is refused, as is a part the node cannot
+    /// take.
     pub fn with_mechanisms(scenario: &Scenario, seed: u64, extra: &[super::build::ExtraMechanism<'_>]) -> Result<Sim, crate::mech::InstallError> {
         let mut w = Box::new(Built::world(scenario, seed, extra)?);
         w.start();

@@ -513,3 +513,49 @@ rate_mbps = 80
     let e = Sim::with_mechanisms(&sc, 1, &[("ap", &strict::StrictPriority), ("ap", &strict::StrictPriority)]).err().unwrap();
     assert_eq!(e.to_string(), "strict and strict both schedule the TXQs");
 }
+
+/// Stations take transmit-path stages too (QAir runs on every node): the pacer on a station's `linux`
+/// path paces its uplink; a hook (an AP's) or a path without the stage is refused.
+#[test]
+fn a_station_takes_a_release_gate() {
+    use lasthop_core::sim::Sim;
+    let toml = |sta_path: &str| {
+        format!(
+            r#"
+duration_s = 3
+warmup_s = 1
+[[servers]]
+name = "server"
+[[aps]]
+name = "ap"
+last_hop = {{ type = "wifi", standard = "ht", profile = "linux", rate_control = {{ type = "fixed", mcs = 7 }}{sta_path} }}
+[[stations]]
+name = "sta"
+channel = {{ type = "fixed_snr", snr_db = 40 }}
+[[links]]
+a = "server"
+b = "ap"
+rate_mbps = 1000
+delay_ms = 1
+[[flows]]
+name = "up"
+type = "udp_cbr"
+from = "sta"
+to = "server"
+rate_mbps = 40
+"#
+        )
+    };
+    let linux = Scenario::from_toml_str(&toml(r#", sta_path = { type = "linux" }"#), Path::new(".")).unwrap();
+    let free = flow(&sim::run(&linux, 1, &mut |_| true).unwrap(), "up").throughput_mbps;
+    assert!(free > 35.0, "{free}");
+    let mut s = Sim::with_mechanisms(&linux, 1, &[("sta", &pacer::Pacer { bps: 8_000_000 })]).unwrap();
+    s.advance_to(s.end());
+    let paced = flow(&s.finish(), "up").throughput_mbps;
+    assert!((7.0..8.0).contains(&paced), "{paced}");
+    let e = Sim::with_mechanisms(&linux, 1, &[("sta", &toy::AckThinning)]).err().unwrap();
+    assert_eq!(e.to_string(), "ack_thinning needs an access point ('sta' is a station)");
+    let fifo = Scenario::from_toml_str(&toml(""), Path::new(".")).unwrap();
+    let e = Sim::with_mechanisms(&fifo, 1, &[("sta", &pacer::Pacer { bps: 1 })]).err().unwrap();
+    assert!(e.to_string().contains("needs the `linux` transmit path at 'sta'"), "{e}");
+}
