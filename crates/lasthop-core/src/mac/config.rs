@@ -143,7 +143,11 @@ pub fn fixed_txvector(c: &WifiConfig, rc: &RateControlConfig) -> Result<TxVector
 impl BssParams {
     /// An empty ns-3-style FIFO transmit path for a node of this BSS.
     pub fn fifo_path(&self) -> TxPath {
-        TxPath::Fifo(FifoPath::new(FifoParams {
+        Box::new(self.fifo())
+    }
+
+    fn fifo(&self) -> FifoPath {
+        FifoPath::new(FifoParams {
             qos: self.qos,
             ampdu: self.ampdu,
             limits: self.ampdu_limits,
@@ -154,18 +158,18 @@ impl BssParams {
             lifetime: self.lifetime,
             explicit_bar: self.explicit_bar,
             sifs: self.timings.sifs,
-        }))
+        })
     }
 
     /// An empty transmit path as configured; `rng` perturbs the FQ hash of a Linux path.
     pub fn path(&self, cfg: &TxPathConfig, rng: &mut Rng) -> TxPath {
         match cfg {
             TxPathConfig::Fifo { qdisc } => {
-                let mut path = self.fifo_path();
-                if let (TxPath::Fifo(p), Some(q)) = (&mut path, qdisc) {
-                    p.set_qdisc(|| crate::queue::AnyQueue::from_config(q, Rng::derive(rng.next_u64(), "qdisc")));
+                let mut path = self.fifo();
+                if let Some(q) = qdisc {
+                    path.set_qdisc(|| crate::queue::AnyQueue::from_config(q, Rng::derive(rng.next_u64(), "qdisc")));
                 }
-                path
+                Box::new(path)
             }
             TxPathConfig::Linux { airtime_fairness, codel, fq, hw_depth_aggr, hw_depth_single, sw_retry_limit, max_subframes, max_aggr_us, fixed_tries, aql, qdisc } => {
                 let p = LinuxParams {
@@ -193,7 +197,7 @@ impl BssParams {
                 if let Some(q) = qdisc {
                     path.set_qdisc(crate::queue::AnyQueue::from_config(q, Rng::derive(rng.next_u64(), "qdisc")));
                 }
-                TxPath::Linux(Box::new(path))
+                Box::new(path)
             }
         }
     }
@@ -203,11 +207,8 @@ impl BssParams {
         use crate::phy::airtime::{ack_duration, block_ack_duration, BlockAckBitmap};
         let band = self.timings.band;
         let bitmap = if txv.standard == PhyStandard::He && self.ampdu_limits.max_mpdus > 64 { BlockAckBitmap::Compressed256 } else { BlockAckBitmap::Compressed64 };
-        match path {
-            TxPath::Fifo(p) => p.add_link(id, txv, ack_duration(&txv, &self.basic_rates_mbps, band), block_ack_duration(&txv, &self.basic_rates_mbps, band, bitmap)),
-            TxPath::Linux(p) => p.add_link(id, txv, rc),
-            TxPath::Law(p) => p.add_link(id),
-        }
+        let (ack, block_ack) = (ack_duration(&txv, &self.basic_rates_mbps, band), block_ack_duration(&txv, &self.basic_rates_mbps, band, bitmap));
+        path.add_link(super::txpath::LinkSetup { id, txv, rc, ack, block_ack });
     }
 
     /// Law's AP path (`mechanism = { type = "law", ... }`) over the BSS's rates; `rng` perturbs its FQ
@@ -224,7 +225,7 @@ impl BssParams {
             max_ampdu_bytes: self.ampdu_limits.max_bytes,
             baw: self.ampdu_limits.max_mpdus as u64,
         };
-        LawPath::new(p, link_rates(c).supported, rng).map(|p| TxPath::Law(Box::new(p)))
+        LawPath::new(p, link_rates(c).supported, rng).map(|p| Box::new(p) as TxPath)
     }
 
     /// The AP's transmit path: Law's, if the AP runs Law, else the configured path (mechanisms above

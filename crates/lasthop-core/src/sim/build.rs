@@ -266,13 +266,14 @@ impl<'a> Net<'a> {
         };
         let ap_path = &mut self.wifi_nodes[ap_w].path;
         params.add_link(ap_path, self.wifi_links.len() as u32, dl_txv, dl_rc);
-        if let (Some(wt), TxPath::Linux(p)) = (st.airtime_weight_us, ap_path) {
-            p.set_weight(p.num_links() - 1, wt as i64);
+        if let Some(wt) = st.airtime_weight_us {
+            let local = self.wifi_links.iter().filter(|l| l.tx == ap_id).count();
+            ap_path.set_airtime_weight(local, wt as i64);
         }
         self.wifi_links.push(LinkSpec { tx: ap_id, rx: sid, txv: dl_txv, channel: channel.clone() });
         let ul_rc_cfg = st.rate_control.as_ref().unwrap_or(&w.rate_control);
         let ul_rc = crate::mac::config::adaptive_rate_control(w, ul_rc_cfg, Rng::derive(seed, &format!("wifi/{}->{ap}/ratectl", st.name))).expect("validated");
-        let ul_rc = if matches!(sta_path, TxPath::Linux(_)) { ul_rc } else { None };
+        let ul_rc = if sta_path.takes_rate_control() { ul_rc } else { None };
         params.add_link(&mut sta_path, self.wifi_links.len() as u32, sta_txv, ul_rc);
         self.wifi_links.push(LinkSpec { tx: sid, rx: ap_id, txv: sta_txv, channel });
         self.wifi_nodes.push(NodeSpec { node: sid, bss: self.wifi_bss.len(), is_ap: false, name: st.name.clone(), path: sta_path });

@@ -130,7 +130,6 @@ fn resolve_ap(sc: &Scenario, rest: &str, set: &Map<String, Value>) -> Result<Tar
 impl super::world::World {
     /// Applies a resolved command now.
     pub(super) fn apply_command(&mut self, now: crate::time::SimTime, t: &Target, set: &Map<String, Value>) -> Result<(), Refusal> {
-        let ms = |k: &str| set.get(k).and_then(Value::as_f64).map(|v| crate::time::SimDuration::from_secs_f64(v * 1e-3).expect("resolved"));
         match *t {
             Target::FlowRate(f, mbps) => {
                 if let super::endpoints::SourceKind::Udp(u) = &mut self.sources[f as usize].kind {
@@ -138,10 +137,10 @@ impl super::world::World {
                 }
             }
             Target::StationSnr(node, db) => self.medium.as_mut().expect("a Wi-Fi station has a medium").set_mean_snr(node, db),
-            Target::Law(ap) => match self.medium.as_mut().and_then(|m| m.path_mut(ap)) {
-                Some(crate::mac::txpath::TxPath::Law(p)) => p.set_limits(ms("limit_q_ms"), ms("limit_h_ms")),
-                _ => unreachable!("resolved: the AP runs Law"),
-            },
+            Target::Law(ap) => {
+                let path = self.medium.as_mut().and_then(|m| m.path_mut(ap)).expect("resolved: the AP runs Law");
+                path.on_command(set).map_err(|(k, msg)| (Some(k), msg))?;
+            }
             Target::Hook { ap, kind } => return self.mech_command(now, ap, kind, set),
         }
         Ok(())

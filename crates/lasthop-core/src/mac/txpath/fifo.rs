@@ -248,6 +248,27 @@ impl FifoPath {
     }
 }
 
+impl super::TransmitPath for FifoPath {
+    fn add_link(&mut self, l: super::LinkSetup) {
+        FifoPath::add_link(self, l.id, l.txv, l.ack, l.block_ack);
+    }
+    fn enqueue(&mut self, now: SimTime, link: usize, ac: usize, pkt: Packet, out: &mut PathOut<'_>) {
+        FifoPath::enqueue(self, now, link, ac, pkt, out);
+    }
+    fn pending(&self, ac: usize) -> bool {
+        FifoPath::pending(self, ac)
+    }
+    fn head(&mut self, now: SimTime, ac: usize, budget: Option<SimDuration>, out: &mut PathOut<'_>) -> Option<Psdu> {
+        FifoPath::head(self, now, ac, budget, out)
+    }
+    fn complete(&mut self, now: SimTime, psdu: Psdu, st: TxStatus<'_>, out: &mut PathOut<'_>) {
+        FifoPath::complete(self, now, psdu, st, out);
+    }
+    fn stats(&self) -> serde_json::Value {
+        FifoPath::stats(self)
+    }
+}
+
 #[cfg(test)]
 #[path = "fifo_tests.rs"]
 mod tests;

@@ -525,6 +525,39 @@ impl LawPath {
     }
 }
 
+impl super::TransmitPath for LawPath {
+    fn add_link(&mut self, l: super::LinkSetup) {
+        LawPath::add_link(self, l.id);
+    }
+    fn enqueue(&mut self, now: SimTime, link: usize, ac: usize, pkt: Packet, out: &mut PathOut<'_>) {
+        LawPath::enqueue(self, now, link, ac, pkt, out);
+    }
+    fn pending(&self, ac: usize) -> bool {
+        LawPath::pending(self, ac)
+    }
+    fn head(&mut self, now: SimTime, ac: usize, budget: Option<SimDuration>, out: &mut PathOut<'_>) -> Option<Psdu> {
+        LawPath::head(self, now, ac, budget, out)
+    }
+    fn complete(&mut self, now: SimTime, psdu: Psdu, st: TxStatus<'_>, out: &mut PathOut<'_>) {
+        LawPath::complete(self, now, psdu, st, out);
+    }
+    fn stats(&self) -> serde_json::Value {
+        LawPath::stats(self)
+    }
+    fn hw_deadline(&self, ac: usize) -> Option<SimTime> {
+        LawPath::hw_deadline(self, ac)
+    }
+    fn shares_hardware(&self) -> bool {
+        true
+    }
+    /// `limit_q_ms` / `limit_h_ms` (checked when the command was resolved).
+    fn on_command(&mut self, set: &serde_json::Map<String, serde_json::Value>) -> Result<(), (String, String)> {
+        let ms = |k: &str| set.get(k).and_then(serde_json::Value::as_f64).and_then(|v| SimDuration::from_secs_f64(v * 1e-3));
+        self.set_limits(ms("limit_q_ms"), ms("limit_h_ms"));
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 #[path = "law_tests.rs"]
 mod tests;

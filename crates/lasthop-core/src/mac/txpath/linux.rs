@@ -528,6 +528,50 @@ impl LinuxPath {
     }
 }
 
+impl super::TransmitPath for LinuxPath {
+    fn add_link(&mut self, l: super::LinkSetup) {
+        LinuxPath::add_link(self, l.id, l.txv, l.rc);
+    }
+    fn enqueue(&mut self, now: SimTime, link: usize, ac: usize, pkt: Packet, out: &mut PathOut<'_>) {
+        LinuxPath::enqueue(self, now, link, ac, pkt, out);
+    }
+    fn pending(&self, ac: usize) -> bool {
+        LinuxPath::pending(self, ac)
+    }
+    fn head(&mut self, now: SimTime, ac: usize, budget: Option<SimDuration>, out: &mut PathOut<'_>) -> Option<Psdu> {
+        LinuxPath::head(self, now, ac, budget, out)
+    }
+    fn complete(&mut self, now: SimTime, psdu: Psdu, st: TxStatus<'_>, out: &mut PathOut<'_>) {
+        LinuxPath::complete(self, now, psdu, st, out);
+    }
+    fn stats(&self) -> serde_json::Value {
+        LinuxPath::stats(self)
+    }
+    fn takes_rate_control(&self) -> bool {
+        true
+    }
+    fn set_airtime_weight(&mut self, link: usize, weight_us: i64) {
+        self.set_weight(link, weight_us);
+    }
+    fn set_release_gate(&mut self, gate: Box<dyn ReleaseGate>) -> Result<(), Box<dyn ReleaseGate>> {
+        LinuxPath::set_release_gate(self, gate);
+        Ok(())
+    }
+    fn set_txq_scheduler(&mut self, make: &dyn Fn(usize) -> Box<dyn TxqScheduler>) -> bool {
+        LinuxPath::set_txq_scheduler(self, make);
+        true
+    }
+    fn has_timers(&self) -> bool {
+        self.has_gate()
+    }
+    fn next_wakeup(&self) -> Option<SimTime> {
+        LinuxPath::next_wakeup(self)
+    }
+    fn on_wakeup(&mut self, now: SimTime, out: &mut PathOut<'_>) {
+        LinuxPath::on_wakeup(self, now, out);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -102,118 +102,80 @@ pub struct PathOut<'a> {
     pub releases: &'a mut Vec<(u32, usize, u64)>,
 }
 
-/// Any transmit path.
-#[derive(Debug)]
-pub enum TxPath {
-    Fifo(fifo::FifoPath),
-    Linux(Box<linux::LinuxPath>),
-    Law(Box<law::LawPath>),
+/// How a node's link is set up on its transmit path.
+pub struct LinkSetup {
+    /// Medium link index.
+    pub id: u32,
+    /// The link's fixed rate (the start of an adaptive controller's chain otherwise).
+    pub txv: TxVector,
+    /// An adaptive rate controller (paths that take one, [`TransmitPath::takes_rate_control`]).
+    pub rc: Option<crate::ratectl::AnyRateControl>,
+    /// Durations of the link's ACK and BlockAck responses.
+    pub ack: crate::time::SimDuration,
+    pub block_ack: crate::time::SimDuration,
 }
 
-impl TxPath {
+/// A node's transmit path as the medium and the builder see it: `fifo` (ns-3's), `linux` (mac80211 +
+/// ath9k), or one a mechanism installs (Law's).
+pub trait TransmitPath: Send + Sync + std::fmt::Debug {
+    /// Adds a link (in the node's local link order).
+    fn add_link(&mut self, link: LinkSetup);
     /// Accepts a packet for local link `link` (index among this node's links) and queue `ac`.
-    pub fn enqueue(&mut self, now: SimTime, link: usize, ac: usize, pkt: Packet, out: &mut PathOut<'_>) {
-        match self {
-            TxPath::Fifo(p) => p.enqueue(now, link, ac, pkt, out),
-            TxPath::Linux(p) => p.enqueue(now, link, ac, pkt, out),
-            TxPath::Law(p) => p.enqueue(now, link, ac, pkt, out),
-        }
-    }
-
+    fn enqueue(&mut self, now: SimTime, link: usize, ac: usize, pkt: Packet, out: &mut PathOut<'_>);
     /// Whether queue `ac` has something to send.
-    pub fn pending(&self, ac: usize) -> bool {
-        match self {
-            TxPath::Fifo(p) => p.pending(ac),
-            TxPath::Linux(p) => p.pending(ac),
-            TxPath::Law(p) => p.pending(ac),
-        }
-    }
-
+    fn pending(&self, ac: usize) -> bool;
     /// The PSDU to transmit now for `ac`. `budget`: when `Some`, the PSDU plus SIFS and its response
     /// must fit in it (TXOP continuation); `None` otherwise `None` is returned without side effects.
-    pub fn head(&mut self, now: SimTime, ac: usize, budget: Option<crate::time::SimDuration>, out: &mut PathOut<'_>) -> Option<Psdu> {
-        match self {
-            TxPath::Fifo(p) => p.head(now, ac, budget, out),
-            TxPath::Linux(p) => p.head(now, ac, budget, out),
-            TxPath::Law(p) => p.head(now, ac, budget, out),
-        }
-    }
-
+    fn head(&mut self, now: SimTime, ac: usize, budget: Option<crate::time::SimDuration>, out: &mut PathOut<'_>) -> Option<Psdu>;
     /// The hardware is done with `psdu`.
-    pub fn complete(&mut self, now: SimTime, psdu: Psdu, status: TxStatus<'_>, out: &mut PathOut<'_>) {
-        match self {
-            TxPath::Fifo(p) => p.complete(now, psdu, status, out),
-            TxPath::Linux(p) => p.complete(now, psdu, status, out),
-            TxPath::Law(p) => p.complete(now, psdu, status, out),
-        }
-    }
-
+    fn complete(&mut self, now: SimTime, psdu: Psdu, status: TxStatus<'_>, out: &mut PathOut<'_>);
     /// Counters for `summary.json`.
-    pub fn stats(&self) -> serde_json::Value {
-        match self {
-            TxPath::Fifo(p) => p.stats(),
-            TxPath::Linux(p) => p.stats(),
-            TxPath::Law(p) => p.stats(),
-        }
-    }
-
+    fn stats(&self) -> serde_json::Value;
     /// The deadline of the PSDU at the head of AC `ac`'s hardware queue that the medium has not taken
     /// yet (`None` for paths without hardware time limits).
-    pub fn hw_deadline(&self, ac: usize) -> Option<SimTime> {
-        match self {
-            TxPath::Law(p) => p.hw_deadline(ac),
-            _ => None,
-        }
+    fn hw_deadline(&self, _ac: usize) -> Option<SimTime> {
+        None
     }
-
-    /// Puts a release gate between the path's driver and its hardware queues; refused (given back) by
-    /// paths without that boundary (`fifo` forms PSDUs at channel access; Law has its own driver).
-    pub fn set_release_gate(&mut self, gate: Box<dyn gate::ReleaseGate>) -> Result<(), Box<dyn gate::ReleaseGate>> {
-        match self {
-            TxPath::Linux(p) => {
-                p.set_release_gate(gate);
-                Ok(())
-            }
-            _ => Err(gate),
-        }
-    }
-
-    /// Replaces the TXQ scheduler of every AC (`make(ac)`); returns false (and changes nothing) on paths
-    /// without mac80211 TXQs.
-    #[must_use]
-    pub fn set_txq_scheduler(&mut self, make: &dyn Fn(usize) -> Box<dyn scheduler::TxqScheduler>) -> bool {
-        match self {
-            TxPath::Linux(p) => {
-                p.set_txq_scheduler(make);
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// When the path needs [`TxPath::on_wakeup`] (its release gate opens again).
-    pub fn next_wakeup(&self) -> Option<SimTime> {
-        match self {
-            TxPath::Linux(p) => p.next_wakeup(),
-            _ => None,
-        }
-    }
-
-    /// The time [`TxPath::next_wakeup`] named has come.
-    pub fn on_wakeup(&mut self, now: SimTime, out: &mut PathOut<'_>) {
-        if let TxPath::Linux(p) = self {
-            p.on_wakeup(now, out);
-        }
-    }
-
-    /// Whether the path has timers of its own ([`TxPath::next_wakeup`]): a release gate is installed.
-    pub fn has_timers(&self) -> bool {
-        matches!(self, TxPath::Linux(p) if p.has_gate())
-    }
-
     /// Whether completing a PSDU of one AC may queue PSDUs for other ACs (one hardware budget over all
     /// ACs), and PSDUs may carry hardware deadlines.
-    pub fn shares_hardware(&self) -> bool {
-        matches!(self, TxPath::Law(_))
+    fn shares_hardware(&self) -> bool {
+        false
+    }
+    /// Whether the path drives an adaptive rate controller given in [`LinkSetup::rc`].
+    fn takes_rate_control(&self) -> bool {
+        false
+    }
+    /// A station link's airtime weight (µs), for paths with airtime fairness.
+    fn set_airtime_weight(&mut self, _link: usize, _weight_us: i64) {}
+    /// Puts a release gate between the path's driver and its hardware queues; paths without that
+    /// boundary give it back.
+    fn set_release_gate(&mut self, gate: Box<dyn gate::ReleaseGate>) -> Result<(), Box<dyn gate::ReleaseGate>> {
+        Err(gate)
+    }
+    /// Replaces the TXQ scheduler of every AC (`make(ac)`); false (nothing changed) on paths without
+    /// mac80211 TXQs.
+    #[must_use]
+    fn set_txq_scheduler(&mut self, _make: &dyn Fn(usize) -> Box<dyn scheduler::TxqScheduler>) -> bool {
+        false
+    }
+    /// Whether the path has timers of its own ([`TransmitPath::next_wakeup`]).
+    fn has_timers(&self) -> bool {
+        false
+    }
+    /// When the path needs [`TransmitPath::on_wakeup`].
+    fn next_wakeup(&self) -> Option<SimTime> {
+        None
+    }
+    /// The time [`TransmitPath::next_wakeup`] named has come.
+    fn on_wakeup(&mut self, _now: SimTime, _out: &mut PathOut<'_>) {}
+    /// A run-time command to the path (`set`, resolved against the scenario beforehand).
+    fn on_command(&mut self, set: &serde_json::Map<String, serde_json::Value>) -> Result<(), (String, String)> {
+        match set.keys().next() {
+            Some(k) => Err((k.clone(), "this transmit path takes no run-time commands".into())),
+            None => Ok(()),
+        }
     }
 }
+
+/// A node's transmit path.
+pub type TxPath = Box<dyn TransmitPath>;
