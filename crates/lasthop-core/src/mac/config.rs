@@ -10,7 +10,6 @@ use crate::phy::airtime::{max_ppdu_duration, AirtimeOptions};
 use crate::phy::mcs::{PhyError, PhyStandard, TxVector, OFDM_RATES_MBPS};
 use crate::phy::timing::PhyTimings;
 use super::txpath::fifo::{FifoParams, FifoPath};
-use super::txpath::law::{LawPath, LawPathParams};
 use super::txpath::linux::{AqlParams, LinuxParams, LinuxPath};
 use super::txpath::TxPath;
 use crate::queue::codel::CodelParams;
@@ -211,30 +210,9 @@ impl BssParams {
         path.add_link(super::txpath::LinkSetup { id, txv, rc, ack, block_ack });
     }
 
-    /// Law's AP path (`mechanism = { type = "law", ... }`) over the BSS's rates; `rng` perturbs its FQ
-    /// hash. Fails with a message when the parameters or the rates do not fit.
-    pub fn law_path(&self, c: &WifiConfig, law: &crate::mech::law::LawParams, rng: &mut Rng) -> Result<TxPath, String> {
-        let law = crate::mech::law::LawParams { max_subframes: law.max_subframes.min(self.ampdu_limits.max_mpdus), ..law.clone() };
-        let p = LawPathParams {
-            qos: self.qos,
-            ampdu: self.ampdu,
-            band: self.timings.band,
-            airtime: self.airtime,
-            law,
-            fq: FqParams::mac80211(),
-            max_ampdu_bytes: self.ampdu_limits.max_bytes,
-            baw: self.ampdu_limits.max_mpdus as u64,
-        };
-        LawPath::new(p, link_rates(c).supported, rng).map(|p| Box::new(p) as TxPath)
-    }
-
-    /// The AP's transmit path: Law's, if the AP runs Law, else the configured path (mechanisms above
-    /// the transmit path leave it as configured).
-    pub fn ap_path(&self, c: &WifiConfig, law: Option<&crate::mech::law::LawParams>, rng: &mut Rng) -> Result<TxPath, String> {
-        match law {
-            Some(law) => self.law_path(c, law, rng),
-            None => Ok(self.path(&default_paths(c).0, rng)),
-        }
+    /// The AP's transmit path as configured (a mechanism may replace it: Law's).
+    pub fn ap_path(&self, c: &WifiConfig, rng: &mut Rng) -> TxPath {
+        self.path(&default_paths(c).0, rng)
     }
 }
 

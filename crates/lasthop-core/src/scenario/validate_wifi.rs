@@ -33,7 +33,7 @@ fn check_law(w: &WifiConfig, law: &crate::mech::law::LawParams, loc: &Loc, is: &
         is.push(loc.key("rate_control"), format!("mechanism `{kind}` chooses the downlink rates itself; remove the adaptive rate_control"), json!(null));
     }
     let params = crate::mac::config::BssParams::from_config(w);
-    if let Err(e) = params.ap_path(w, Some(law), &mut crate::rng::Rng::derive(0, "check")) {
+    if let Err(e) = crate::mech::law::path::law_path(&params, w, law, &mut crate::rng::Rng::derive(0, "check")) {
         is.push(loc.clone(), format!("mechanism `{kind}`: {e}"), json!(null));
     }
 }

@@ -231,7 +231,11 @@ impl<'a> Net<'a> {
         let params = BssParams::from_config(w);
         let ap_w = self.wifi_nodes.len();
         let law = self.aps[ai].law();
-        let mut ap_path = params.ap_path(w, law, &mut Rng::derive(self.seed, &format!("wifi/{}/fq", ap.name))).expect("validated");
+        let mut rng = Rng::derive(self.seed, &format!("wifi/{}/fq", ap.name));
+        let mut ap_path = match law {
+            Some(law) => crate::mech::law::path::law_path(&params, w, law, &mut rng).expect("validated"),
+            None => params.ap_path(w, &mut rng),
+        };
         if let Err(e) = install_path_stages(&mut self.aps[ai], &mut ap_path) {
             self.refused = Some(e);
         }

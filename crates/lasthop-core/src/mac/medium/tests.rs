@@ -147,7 +147,7 @@ fn law_pair(extra: &str, law: crate::mech::law::LawParams, snr_db: f64, seed: u6
     let c = wifi_config(extra);
     let p = BssParams::from_config(&c);
     let tx = |m| TxVector::ht(m, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap();
-    let mut ap = p.law_path(&c, &law, &mut Rng::derive(1, "fq")).unwrap();
+    let mut ap = crate::mech::law::path::law_path(&p, &c, &law, &mut Rng::derive(1, "fq")).unwrap();
     p.add_link(&mut ap, 0, tx(7), None);
     let mut sta = p.fifo_path();
     p.add_link(&mut sta, 1, tx(0), None);

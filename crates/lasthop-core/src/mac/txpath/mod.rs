@@ -12,14 +12,17 @@
 //! The Linux AP path (qdisc → mac80211 txqs with FQ-CoDel and airtime fairness → ath9k driver with
 //! hardware queues and multi-rate retry) is the second variant.
 //!
-//! * [`law::LawPath`] — Law's AP path (seed 000): one driver queue, at most two PSDUs in hardware over
-//!   all ACs, Limit_q drops, and a per-PSDU hardware time limit ([`Psdu::hw_deadline`]) that the
-//!   medium enforces.
+//! * Law's AP path ([`crate::mech::law::path`]; seed 000) is installed by the Law mechanism in place of
+//!   the configured one: one driver queue, at most two PSDUs in hardware over all ACs, Limit_q drops,
+//!   and a per-PSDU hardware time limit ([`Psdu::hw_deadline`]) that the medium enforces.
+//!
+//! The Linux path is built of stages a mechanism can replace on a node: the TXQ scheduler
+//! ([`scheduler::TxqScheduler`]) and the release gate between driver and hardware queue
+//! ([`gate::ReleaseGate`]).
 
 pub mod airtime;
 pub mod fifo;
 pub mod gate;
-pub mod law;
 pub mod linux;
 pub mod scheduler;
 

@@ -1,7 +1,7 @@
 //! Law's rate and retransmission controller for one receiver: the statistics of Table 2, Len_max
 //! (Eq. 1), Thr_p (Eq. 2) and the Stable / Probing / Cleanup machine of §3.4 and Algorithm 1.
 //!
-//! A pure state machine: the driver ([`crate::mac::txpath::law`]) tells it what happens (a packet
+//! A pure state machine: the driver ([`super::path`]) tells it what happens (a packet
 //! entered the driver, is about to be pushed into hardware, came back from hardware, was lost or
 //! delivered) and asks it for a [`TxPlan`] (rate and hardware tries) before every software
 //! transmission. Notation maps to the paper as follows: `rate` is *Rate* outside Probing; while probing,

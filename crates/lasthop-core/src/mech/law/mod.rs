@@ -3,7 +3,7 @@
 //! Y. Shen and Z. Meng, "Law: Towards Consistent Low Latency in 802.11 Home Networks", NSDI 2026
 //! (seed 000). Implemented: §3.3 (queueing structure reshaping: one driver queue, at most two PSDUs in
 //! hardware across the four ACs, Limit_q in the driver, Limit_h per PSDU in hardware, one software
-//! retransmission pushed straight back to hardware) in [`crate::mac::txpath::law`], and §3.4 (rate
+//! retransmission pushed straight back to hardware) in [`path`], and §3.4 (rate
 //! and retransmission control: Table 2, Eq. 1, Eq. 2, the Stable / Probing / Cleanup states,
 //! Algorithm 1, two-packet probing, the three-consecutive-losses rule) here, in [`LawControl`].
 //! Spec: `wifi-model.md` §8.1.
@@ -65,6 +65,7 @@
 
 mod control;
 mod params;
+pub mod path;
 
 #[cfg(test)]
 mod tests;

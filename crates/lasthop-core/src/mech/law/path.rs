@@ -1,6 +1,7 @@
 //! Law's transmit path at an AP (seed 000 §3.3; `wifi-model.md` §8.1): the mac80211 flow queues moved
 //! into the driver as one queue structure, no software retry queue, and a hardware that holds at most
-//! two PSDUs over all four ACs. The rate and retry decisions come from [`crate::mech::law`].
+//! two PSDUs over all four ACs. The rate and retry decisions come from [`super::control`]. Law installs
+//! it on the AP in place of the configured transmit path ([`crate::mech::hook::Install::LawPath`]).
 //!
 //! ```text
 //! enqueue ─▶ driver queue: FQ (DRR over flows) per station × AC, CoDel off   ── t_txq_enq
@@ -30,8 +31,8 @@
 //! * A PSDU returned by Limit_h while on the air (ACK timeout pending) is returned when that exchange
 //!   ends: the hardware does not cut a PPDU.
 
-use super::airtime::AirtimeScheduler;
-use super::{Mpdu, PathOut, Psdu, RateChain, TxStatus};
+use crate::mac::txpath::airtime::AirtimeScheduler;
+use crate::mac::txpath::{Mpdu, PathOut, Psdu, RateChain, TxStatus};
 use crate::mac::edca::AccessCategory;
 use crate::mech::law::{LawControl, LawParams, Loss, ProbeTag, SwTxReport, TxPlan};
 use crate::packet::Packet;
@@ -525,8 +526,25 @@ impl LawPath {
     }
 }
 
-impl super::TransmitPath for LawPath {
-    fn add_link(&mut self, l: super::LinkSetup) {
+/// Law's AP path over the BSS's rates (`mechanisms = [{ type = "law", ... }]`); `rng` perturbs its FQ
+/// hash. Fails with a message when the parameters or the rates do not fit.
+pub fn law_path(bss: &crate::mac::config::BssParams, c: &crate::mac::wifi_config::WifiConfig, law: &LawParams, rng: &mut Rng) -> Result<crate::mac::txpath::TxPath, String> {
+    let law = LawParams { max_subframes: law.max_subframes.min(bss.ampdu_limits.max_mpdus), ..law.clone() };
+    let p = LawPathParams {
+        qos: bss.qos,
+        ampdu: bss.ampdu,
+        band: bss.timings.band,
+        airtime: bss.airtime,
+        law,
+        fq: FqParams::mac80211(),
+        max_ampdu_bytes: bss.ampdu_limits.max_bytes,
+        baw: bss.ampdu_limits.max_mpdus as u64,
+    };
+    LawPath::new(p, crate::mac::config::link_rates(c).supported, rng).map(|p| Box::new(p) as crate::mac::txpath::TxPath)
+}
+
+impl crate::mac::txpath::TransmitPath for LawPath {
+    fn add_link(&mut self, l: crate::mac::txpath::LinkSetup) {
         LawPath::add_link(self, l.id);
     }
     fn enqueue(&mut self, now: SimTime, link: usize, ac: usize, pkt: Packet, out: &mut PathOut<'_>) {
@@ -559,5 +577,5 @@ impl super::TransmitPath for LawPath {
 }
 
 #[cfg(test)]
-#[path = "law_tests.rs"]
+#[path = "path_tests.rs"]
 mod tests;
