@@ -8,6 +8,7 @@
 //! mechanism = { type = "zhuge", profile = "parity", flows = ["call"] }
 //! mechanism = { type = "fastack" }                              # AP-generated TCP ACKs (baseline)
 //! mechanism = { type = "abc" }                                  # ABC router marking (baseline)
+//! mechanisms = [{ type = "qair" }]                              # QAir (also on stations)
 //! ```
 
 use super::hook::{Install, InstallError, LinkKind, Mechanism, NodeBuilder, Role};
@@ -34,6 +35,10 @@ pub enum MechanismConfig {
     /// delay; senders use `cc = { type = "abc" }` (zhuge.md §5.3). Marks every `tcp`/`tcp_video` flow
     /// to its stations.
     Abc(AbcRouterParams),
+    /// QAir (IWQoS'17): the node paces the PSDUs it hands its hardware queue by AIMD on the per-frame
+    /// channel delay, so dense co-channel Wi-Fi keeps a short queue in the air. Runs on APs and on
+    /// stations (`stations[].mechanisms`); needs the node's `linux` transmit path.
+    Qair(super::qair::QairParams),
 }
 
 /// `{ type = "zhuge", profile = "design", flows = [...], fortune_teller = {...}, ack_delayer = {...},
@@ -63,6 +68,7 @@ impl MechanismConfig {
             MechanismConfig::Zhuge(_) => "zhuge",
             MechanismConfig::Fastack(_) => "fastack",
             MechanismConfig::Abc(_) => "abc",
+            MechanismConfig::Qair(_) => "qair",
         }
     }
 
@@ -78,7 +84,7 @@ impl MechanismConfig {
     pub fn flows(&self) -> Option<&[String]> {
         match self {
             MechanismConfig::Zhuge(z) => z.flows.as_deref(),
-            MechanismConfig::Law(_) | MechanismConfig::Fastack(_) | MechanismConfig::Abc(_) => None,
+            MechanismConfig::Law(_) | MechanismConfig::Fastack(_) | MechanismConfig::Abc(_) | MechanismConfig::Qair(_) => None,
         }
     }
 
@@ -118,8 +124,18 @@ impl MechanismConfig {
                     return e("", x.field, x.reason);
                 }
             }
+            MechanismConfig::Qair(q) => {
+                if let Err((f, r)) = q.validate() {
+                    return e("", f, &r);
+                }
+            }
         }
         Ok(())
+    }
+
+    /// Whether it can run on a station (only transmit-path stages can).
+    pub fn runs_on_stations(&self) -> bool {
+        matches!(self, MechanismConfig::Qair(_))
     }
 }
 
@@ -135,6 +151,7 @@ impl Mechanism for MechanismConfig {
             MechanismConfig::Law(_) => &[Role::TransmitPath, Role::RateControl],
             MechanismConfig::Zhuge(_) | MechanismConfig::Fastack(_) => &[Role::Feedback],
             MechanismConfig::Abc(_) => &[Role::EcnMarking],
+            MechanismConfig::Qair(_) => &[Role::ReleaseGate],
         }
     }
 
@@ -148,10 +165,11 @@ impl Mechanism for MechanismConfig {
 
     fn install(&self, node: &mut NodeBuilder) -> Result<(), InstallError> {
         let name = self.kind();
-        if matches!(self, MechanismConfig::Law(_)) && node.link != LinkKind::Wifi {
+        if matches!(self, MechanismConfig::Law(_) | MechanismConfig::Qair(_)) && node.link != LinkKind::Wifi {
             return Err(InstallError::Unsupported { mechanism: name.into(), needs: "a `wifi` last hop".into() });
         }
-        for &r in self.roles() {
+        // A stage's role is claimed where the stage is set.
+        for &r in self.roles().iter().filter(|&&r| r != Role::ReleaseGate) {
             node.claim(r, name)?;
         }
         match self {
@@ -165,6 +183,7 @@ impl Mechanism for MechanismConfig {
                 let hook = AbcHook::new(p, &node.name, &node.flows, node.seed);
                 node.add_hook(name, Box::new(hook));
             }
+            MechanismConfig::Qair(p) => node.set_release_gate(name, Box::new(super::qair::gate::QairGate::new(p)))?,
         }
         Ok(())
     }

@@ -13,6 +13,7 @@
 pub mod config;
 pub mod hook;
 pub mod law;
+pub mod qair;
 pub mod zhuge;
 
 pub use config::MechanismConfig;

@@ -167,6 +167,9 @@ pub struct Station {
     /// Airtime-fairness weight of this station at a `linux` AP path, µs; default 256.
     #[serde(default)]
     pub airtime_weight_us: Option<u32>,
+    /// Mechanisms on the station's own transmit path (`qair`; it needs `sta_path = { type = "linux" }`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mechanisms: Vec<crate::mech::MechanismConfig>,
 }
 
 /// A full-duplex wired link; each direction has its own queue.

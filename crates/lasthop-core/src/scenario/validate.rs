@@ -121,6 +121,7 @@ fn check_nodes(sc: &Scenario, is: &mut Issues) -> BTreeMap<String, NodeKind> {
         let loc = root.key("stations").index(i);
         add(is, loc.key("name"), &s.name, NodeKind::Station);
         super::validate_wifi::check_station(sc, s, &loc, is);
+        check_station_mechanisms(sc, s, &loc, is);
         match &s.ap {
             Some(ap) if !sc.aps.iter().any(|a| &a.name == ap) => {
                 is.push(loc.key("ap"), format!("no access point named '{ap}'"), json!(ap));
@@ -167,8 +168,12 @@ fn check_mechanisms(sc: &Scenario, a: &AccessPoint, loc: &Loc, is: &mut Issues) 
     for (rel, m) in a.mechanisms() {
         let at = loc.join(&rel);
         check_mechanism(sc, m, &at, is);
-        if m.law().is_some() && !matches!(a.last_hop, LastHop::Wifi(_)) {
-            is.push(at.key("type"), "`law` needs a `wifi` last hop", json!("law"));
+        match &a.last_hop {
+            LastHop::Wifi(w) => check_needs_linux_path(m, &crate::mac::config::default_paths(w).0, "ap_path", &at, is),
+            _ if m.law().is_some() || m.runs_on_stations() => {
+                is.push(at.key("type"), format!("`{}` needs a `wifi` last hop", m.kind()), json!(m.kind()));
+            }
+            _ => {}
         }
         let conflict = m.roles().iter().find_map(|&role| claims.iter().find(|(r, _)| *r == role).map(|(_, first)| (role, *first)));
         match conflict {
@@ -177,6 +182,41 @@ fn check_mechanisms(sc: &Scenario, a: &AccessPoint, loc: &Loc, is: &mut Issues) 
                 is.push(at, e.to_string(), json!(m.kind()));
             }
             None => claims.extend(m.roles().iter().map(|&r| (r, m.kind()))),
+        }
+    }
+}
+
+/// A mechanism that sets a transmit-path stage needs a path that has the stage.
+fn check_needs_linux_path(m: &crate::mech::MechanismConfig, path: &TxPathConfig, key: &str, at: &Loc, is: &mut Issues) {
+    if m.runs_on_stations() && !matches!(path, TxPathConfig::Linux { .. }) {
+        is.push(at.key("type"), format!("`{}` needs the `linux` transmit path (set {key} = {{ type = \"linux\" }})", m.kind()), json!(m.kind()));
+    }
+}
+
+/// A station's mechanisms: transmit-path stages only, on a `linux` station path, one per role.
+fn check_station_mechanisms(sc: &Scenario, s: &Station, loc: &Loc, is: &mut Issues) {
+    use crate::mech::Mechanism;
+    let wifi = sc.find_ap_of(s).and_then(|ai| match &sc.aps[ai].last_hop {
+        LastHop::Wifi(w) => Some(w),
+        _ => None,
+    });
+    let mut claims: Vec<(crate::mech::Role, &str)> = Vec::new();
+    for (j, m) in s.mechanisms.iter().enumerate() {
+        let at = loc.key("mechanisms").index(j);
+        check_mechanism(sc, m, &at, is);
+        if !m.runs_on_stations() {
+            is.push(at.key("type"), format!("`{}` runs at an access point", m.kind()), json!(m.kind()));
+            continue;
+        }
+        match wifi {
+            Some(w) => check_needs_linux_path(m, &crate::mac::config::default_paths(w).1, "sta_path", &at, is),
+            None => is.push(at.key("type"), format!("`{}` needs a `wifi` last hop", m.kind()), json!(m.kind())),
+        }
+        if let Some(&(role, first)) = claims.iter().find(|(r, _)| m.roles().contains(r)) {
+            let e = crate::mech::InstallError::Conflict { role, first: first.into(), second: m.kind().into() };
+            is.push(at, e.to_string(), json!(m.kind()));
+        } else {
+            claims.extend(m.roles().iter().map(|&r| (r, m.kind())));
         }
     }
 }

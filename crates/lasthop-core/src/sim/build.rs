@@ -153,7 +153,11 @@ impl<'a> Net<'a> {
                 Some(LastHop::Wifi(_)) => LinkKind::Wifi,
                 _ => LinkKind::P2p,
             };
-            net.stations.push(NodeBuilder::new(st.name.clone(), link, Vec::new(), seed));
+            let mut node = NodeBuilder::new(st.name.clone(), link, Vec::new(), seed);
+            for m in &st.mechanisms {
+                m.install(&mut node).expect("validated");
+            }
+            net.stations.push(node);
         }
         net
     }

@@ -1,0 +1,77 @@
+//! Algorithm 1 (spec §4.1): the two-step average of the per-frame delay and the AIMD rate.
+//!
+//! The check runs only when a frame completes, with a strict `>` on the interval; an interval with no
+//! completion causes no update, and the update includes the frame that triggered it. The first
+//! interval's mean seeds T̂ ([LH]). At T̂ = T_target the decrease branch runs with factor 1.
+
+use crate::time::{SimDuration, SimTime};
+
+/// The controller of one node.
+#[derive(Clone, Debug)]
+pub struct Control {
+    t_target_us: f64,
+    alpha: f64,
+    check_interval: SimDuration,
+    delta: f64,
+    r_min: f64,
+    r_max: f64,
+    sum_us: f64,
+    n: u32,
+    last_update: SimTime,
+    t_hat_us: Option<f64>,
+    r: f64,
+    /// Updates so far.
+    pub updates: u64,
+}
+
+impl Control {
+    /// A controller starting at rate `r_max` (R_0 = R_max, [LH]) at time `start`.
+    pub fn new(p: &super::QairParams, start: SimTime) -> Self {
+        Control {
+            t_target_us: p.t_target_ms * 1e3,
+            alpha: p.alpha,
+            check_interval: SimDuration::from_secs_f64(p.check_interval_ms * 1e-3).unwrap_or(SimDuration::ZERO),
+            delta: p.delta,
+            r_min: p.r_min,
+            r_max: p.r_max,
+            sum_us: 0.0,
+            n: 0,
+            last_update: start,
+            t_hat_us: None,
+            r: p.r_max,
+            updates: 0,
+        }
+    }
+
+    /// The current maximum delivery rate R_tc, PSDUs/s.
+    pub fn rate(&self) -> f64 {
+        self.r
+    }
+
+    /// T̂, µs (`None` before the first update).
+    pub fn t_hat_us(&self) -> Option<f64> {
+        self.t_hat_us
+    }
+
+    /// A successful frame with delay `t_k` completed at `now`. Returns the new rate if this completion
+    /// ended a check interval (the caller refills its bucket at the old rate first).
+    pub fn on_frame_success(&mut self, now: SimTime, t_k: SimDuration) -> Option<f64> {
+        self.sum_us += t_k.as_us_f64();
+        self.n += 1;
+        if now.saturating_since(self.last_update) <= self.check_interval {
+            return None;
+        }
+        let t_i = self.sum_us / self.n as f64;
+        let t_hat = match self.t_hat_us {
+            None => t_i,
+            Some(old) => self.alpha * old + (1.0 - self.alpha) * t_i,
+        };
+        self.t_hat_us = Some(t_hat);
+        self.last_update = now;
+        self.sum_us = 0.0;
+        self.n = 0;
+        self.updates += 1;
+        self.r = if t_hat < self.t_target_us { (self.r + self.delta).min(self.r_max) } else { (self.r * self.t_target_us / t_hat).max(self.r_min) };
+        Some(self.r)
+    }
+}

@@ -1,0 +1,66 @@
+//! QAir at a node's driver → hardware-queue boundary: the release gate that wires the Delay Monitor,
+//! the controller and the token bucket together.
+
+use super::control::Control;
+use super::monitor::DelayMonitor;
+use super::regulator::TokenBucket;
+use super::QairParams;
+use crate::mac::txpath::gate::{ReleaseGate, TxEvent};
+use crate::time::SimTime;
+
+/// One node's QAir.
+#[derive(Debug)]
+pub struct QairGate {
+    control: Control,
+    bucket: TokenBucket,
+    monitor: DelayMonitor,
+    /// PSDUs released to the hardware, and refusals of the driver.
+    released: u64,
+    refusals: u64,
+    /// Delay samples (successful PSDUs).
+    samples: u64,
+    /// Largest |inferred t_h − the hardware's own head time| seen, ns (0 without driver latency).
+    max_inference_error_ns: u64,
+}
+
+impl QairGate {
+    pub fn new(p: &QairParams) -> Self {
+        QairGate { control: Control::new(p, SimTime::ZERO), bucket: TokenBucket::new(p.depth, SimTime::ZERO), monitor: DelayMonitor::default(), released: 0, refusals: 0, samples: 0, max_inference_error_ns: 0 }
+    }
+}
+
+impl ReleaseGate for QairGate {
+    fn may_release(&mut self, now: SimTime) -> Result<(), SimTime> {
+        self.bucket.ready(now, self.control.rate()).inspect_err(|_| self.refusals += 1)
+    }
+
+    fn on_release(&mut self, now: SimTime, _link: u32, ac: usize, _bytes: u32) {
+        self.bucket.consume();
+        self.monitor.on_enqueue(now, ac);
+        self.released += 1;
+    }
+
+    fn on_tx_event(&mut self, now: SimTime, ev: &TxEvent) {
+        let TxEvent::Complete { ac, success, head_to_done, .. } = *ev else { return };
+        let (t_k, t_h) = self.monitor.on_done(now, ac, success);
+        let truth = now - head_to_done;
+        self.max_inference_error_ns = self.max_inference_error_ns.max(t_h.as_ns().abs_diff(truth.as_ns()));
+        let Some(t_k) = t_k else { return };
+        self.samples += 1;
+        self.bucket.refill(now, self.control.rate());
+        self.control.on_frame_success(now, t_k);
+    }
+
+    fn stats(&self) -> serde_json::Value {
+        serde_json::json!({
+            "type": "qair",
+            "rate_psdus_per_s": self.control.rate(),
+            "t_hat_ms": self.control.t_hat_us().map(|t| t * 1e-3),
+            "updates": self.control.updates,
+            "samples": self.samples,
+            "released": self.released,
+            "refusals": self.refusals,
+            "max_inference_error_ns": self.max_inference_error_ns,
+        })
+    }
+}

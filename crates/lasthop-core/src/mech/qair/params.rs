@@ -1,0 +1,58 @@
+//! QAir's parameters: `mechanisms = [{ type = "qair", t_target_ms = 12, ... }]`. Defaults and their
+//! provenance are spec §6.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// QAir on one node (spec `qair-lastpq.md` §6). Every field is optional.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct QairParams {
+    /// T_target: the per-frame delay the network should settle at, ms. Default 12 = 3 · T_cycle of the
+    /// spec's testbed PHY (HT20, 2 SS, MCS 13, 32-subframe aggregates; §4.3, [D]).
+    pub t_target_ms: f64,
+    /// α_Q, the weight of the old value in the EWMA across intervals (Eq. 5). Default 0.9 (§4.1, [P]).
+    pub alpha: f64,
+    /// checkInterval: the mean of t_k is taken over at least this long (Eq. 4), ms. Default 2.5 (§3.4).
+    pub check_interval_ms: f64,
+    /// δ, the additive increase per update, PSDUs/s. Default 2 ([LH]).
+    pub delta: f64,
+    /// R_min, PSDUs/s (> 0: the dead corner, §4.2). Default 5 ([LH]).
+    pub r_min: f64,
+    /// R_max, PSDUs/s: "the maximum theoretical throughput" in 1500-byte frames. Default 8667
+    /// (104 Mbit/s / (8 · 1500 B), §4.2 [D]); also the starting rate R_0 ([LH]).
+    pub r_max: f64,
+    /// Token-bucket depth, PSDUs. Default 2 ([LH]: ath9k's two queued aggregates).
+    pub depth: f64,
+}
+
+impl Default for QairParams {
+    fn default() -> Self {
+        QairParams { t_target_ms: 12.0, alpha: 0.9, check_interval_ms: 2.5, delta: 2.0, r_min: 5.0, r_max: 8667.0, depth: 2.0 }
+    }
+}
+
+impl QairParams {
+    /// The first invalid field as (name, reason).
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        let positive = |v: f64| v.is_finite() && v > 0.0;
+        for (f, v, max) in [("t_target_ms", self.t_target_ms, 1e4), ("check_interval_ms", self.check_interval_ms, 1e4), ("r_min", self.r_min, 1e7), ("r_max", self.r_max, 1e7), ("depth", self.depth, 1e6)] {
+            if !positive(v) || v > max {
+                return Err((f, format!("must be a positive number up to {max}, got {v}")));
+            }
+        }
+        if !(self.alpha.is_finite() && (0.0..1.0).contains(&self.alpha)) {
+            return Err(("alpha", format!("must be in [0, 1), got {}", self.alpha)));
+        }
+        if !(self.delta.is_finite() && self.delta >= 0.0) {
+            return Err(("delta", format!("must be zero or positive, got {}", self.delta)));
+        }
+        if self.r_min > self.r_max {
+            return Err(("r_min", format!("must not exceed r_max ({}), got {}", self.r_max, self.r_min)));
+        }
+        if self.depth < 1.0 {
+            return Err(("depth", format!("must be at least 1 token, got {}", self.depth)));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,100 @@
+//! QAir's state machines on hand-computed vectors (spec §3–§5).
+
+use super::control::Control;
+use super::monitor::DelayMonitor;
+use super::regulator::TokenBucket;
+use super::QairParams;
+use crate::time::{SimDuration, SimTime};
+
+fn ms(x: f64) -> SimTime {
+    SimTime(SimDuration::from_secs_f64(x * 1e-3).unwrap().as_ns())
+}
+fn dur_ms(x: f64) -> SimDuration {
+    SimDuration::from_secs_f64(x * 1e-3).unwrap()
+}
+
+fn params() -> QairParams {
+    QairParams { t_target_ms: 12.0, alpha: 0.9, check_interval_ms: 2.5, delta: 2.0, r_min: 5.0, r_max: 100.0, depth: 2.0 }
+}
+
+/// Algorithm 1: the mean over an interval (Eq. 4) seeds T̂, then the EWMA (Eq. 5); the check is strict
+/// and runs only on a completion; decrease is proportional to the overshoot, increase additive.
+#[test]
+fn algorithm_1_by_hand() {
+    let mut c = Control::new(&params(), SimTime::ZERO);
+    assert_eq!(c.rate(), 100.0, "R_0 = R_max");
+    assert_eq!(c.on_frame_success(ms(1.0), dur_ms(20.0)), None, "1 ms is inside the interval");
+    // T_i = (20 + 10) / 2 = 15 ms seeds T̂; 15 ≥ 12 → R = 100 · 12 / 15 = 80.
+    assert_eq!(c.on_frame_success(ms(3.0), dur_ms(10.0)), Some(80.0));
+    assert_eq!(c.t_hat_us(), Some(15_000.0));
+    assert_eq!(c.on_frame_success(ms(4.0), dur_ms(6.0)), None);
+    assert_eq!(c.on_frame_success(ms(5.5), dur_ms(6.0)), None, "exactly one interval later: strict >");
+    // T_i = 6 ms; T̂ = 0.9 · 15 + 0.1 · 6 = 14.1 ms; R = 80 · 12 / 14.1.
+    let r = c.on_frame_success(ms(5.6), dur_ms(6.0)).unwrap();
+    assert!((c.t_hat_us().unwrap() - 14_100.0).abs() < 1e-6);
+    assert!((r - 80.0 * 12.0 / 14.1).abs() < 1e-9, "{r}");
+}
+
+/// Below target R grows by δ per update up to R_max; at exactly T_target it holds; far above it falls
+/// to R_min and no further (the dead corner, §4.2).
+#[test]
+fn bounds_and_the_target_itself() {
+    let p = QairParams { alpha: 0.0, ..params() };
+    let mut c = Control::new(&p, SimTime::ZERO);
+    let mut t = 0.0;
+    let mut step = |c: &mut Control, t_k: f64| {
+        t += 3.0;
+        c.on_frame_success(ms(t), dur_ms(t_k)).unwrap()
+    };
+    assert_eq!(step(&mut c, 12.0), 100.0, "T̂ = T_target: factor 1");
+    assert_eq!(step(&mut c, 24.0), 50.0);
+    assert_eq!(step(&mut c, 1.0), 52.0);
+    assert_eq!(step(&mut c, 1.0), 54.0);
+    for _ in 0..30 {
+        step(&mut c, 1200.0);
+    }
+    assert_eq!(c.rate(), 5.0, "R_min");
+    for _ in 0..100 {
+        step(&mut c, 1.0);
+    }
+    assert_eq!(c.rate(), 100.0, "R_max");
+}
+
+/// Eq. 6 per AC: a frame starts contending when enqueued or when its predecessor leaves, whichever is
+/// later; failures leave the queue without a sample.
+#[test]
+fn head_of_queue_inference() {
+    let mut m = DelayMonitor::default();
+    m.on_enqueue(ms(0.0), 2);
+    m.on_enqueue(ms(1.0), 2);
+    m.on_enqueue(ms(1.5), 1);
+    assert_eq!(m.on_done(ms(5.0), 2, true), (Some(dur_ms(5.0)), ms(0.0)));
+    assert_eq!(m.on_done(ms(7.0), 2, true), (Some(dur_ms(2.0)), ms(5.0)), "behind its predecessor");
+    assert_eq!(m.on_done(ms(4.0), 1, false), (None, ms(1.5)), "another AC; a failure gives no sample");
+    m.on_enqueue(ms(10.0), 2);
+    assert_eq!(m.on_done(ms(12.0), 2, true), (Some(dur_ms(2.0)), ms(10.0)), "enqueued after the queue emptied");
+}
+
+/// Tokens in PSDUs, depth 2, the wait rounded up to the µs; a rate change accrues at the old rate.
+#[test]
+fn token_bucket_by_hand() {
+    let mut b = TokenBucket::new(2.0, SimTime::ZERO);
+    for _ in 0..2 {
+        assert_eq!(b.ready(SimTime::ZERO, 1000.0), Ok(()));
+        b.consume();
+    }
+    assert_eq!(b.ready(SimTime::ZERO, 1000.0), Err(ms(1.0)));
+    // At 3 tokens/s, 0.5 ms adds 0.0015 token; the next is due (1 − 0.0015) / 3 s = 332 833.3 µs later,
+    // rounded up to the µs.
+    assert_eq!(b.ready(ms(0.5), 3.0), Err(ms(0.5) + SimDuration::from_us(332_834)));
+    assert_eq!(b.ready(ms(1000.0), 1e6), Ok(()));
+    assert_eq!(b.tokens(), 2.0, "capped at the depth");
+}
+
+#[test]
+fn params_are_checked() {
+    assert!(QairParams::default().validate().is_ok());
+    assert_eq!(QairParams { r_min: 0.0, ..QairParams::default() }.validate().unwrap_err().0, "r_min");
+    assert_eq!(QairParams { alpha: 1.0, ..QairParams::default() }.validate().unwrap_err().0, "alpha");
+    assert_eq!(QairParams { r_min: 10.0, r_max: 5.0, ..QairParams::default() }.validate().unwrap_err().0, "r_min");
+}
