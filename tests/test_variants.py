@@ -189,7 +189,7 @@ def test_check_fails_on_a_bad_variant(tmp_path: Path) -> None:
     r = lasthop_cli("check", "v.toml", cwd=tmp_path)
     assert r.returncode == 2
     assert r.stderr.splitlines() == ['error: v.toml: variants[1].set."aps[0].foo": unknown field `foo`, expected '
-                                     'one of `name`, `last_hop`, `mechanism`, `mechanisms`']
+                                     'one of `name`, `last_hop`, `mechanism`, `mechanisms`, `node_mechanisms`']
     assert r.stdout == ""
 
 

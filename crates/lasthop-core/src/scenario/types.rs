@@ -77,6 +77,10 @@ pub struct AccessPoint {
     /// FastAck both act on the TCP feedback).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mechanisms: Vec<crate::mech::MechanismConfig>,
+    /// Mechanisms on every node of the AP's BSS — the AP and each of its stations — installed before
+    /// each node's own (`qair`; it needs the `linux` AP and station paths). Default none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub node_mechanisms: Vec<crate::mech::MechanismConfig>,
 }
 
 impl AccessPoint {

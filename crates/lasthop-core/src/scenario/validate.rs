@@ -164,7 +164,7 @@ fn check_mechanisms(sc: &Scenario, a: &AccessPoint, loc: &Loc, is: &mut Issues) 
     if a.mechanism.is_some() && !a.mechanisms.is_empty() {
         is.push(loc.key("mechanism"), "give either `mechanism` or `mechanisms`, not both", json!(null));
     }
-    let mut claims: Vec<(crate::mech::Role, &str)> = Vec::new();
+    let mut claims = check_node_mechanisms(sc, a, loc, is);
     for (rel, m) in a.mechanisms() {
         let at = loc.join(&rel);
         check_mechanism(sc, m, &at, is);
@@ -193,14 +193,53 @@ fn check_needs_linux_path(m: &crate::mech::MechanismConfig, path: &TxPathConfig,
     }
 }
 
-/// A station's mechanisms: transmit-path stages only, on a `linux` station path, one per role.
-fn check_station_mechanisms(sc: &Scenario, s: &Station, loc: &Loc, is: &mut Issues) {
+/// The AP's `node_mechanisms` (every node of its BSS): transmit-path stages on `linux` AP and station
+/// paths. Returns the roles they claim on each node.
+fn check_node_mechanisms<'a>(sc: &Scenario, a: &'a AccessPoint, loc: &Loc, is: &mut Issues) -> Vec<(crate::mech::Role, &'a str)> {
+    let mut claims: Vec<(crate::mech::Role, &str)> = Vec::new();
+    for (j, m) in a.node_mechanisms.iter().enumerate() {
+        let at = loc.key("node_mechanisms").index(j);
+        check_mechanism(sc, m, &at, is);
+        if !m.runs_on_stations() {
+            is.push(at.key("type"), format!("`{}` cannot run on every node (only transmit-path stages can: `qair`)", m.kind()), json!(m.kind()));
+            continue;
+        }
+        match &a.last_hop {
+            LastHop::Wifi(w) => {
+                let (ap, sta) = crate::mac::config::default_paths(w);
+                check_needs_linux_path(m, &ap, "ap_path", &at, is);
+                check_needs_linux_path(m, &sta, "sta_path", &at, is);
+            }
+            _ => is.push(at.key("type"), format!("`{}` needs a `wifi` last hop", m.kind()), json!(m.kind())),
+        }
+        claim_roles(m, &at, &mut claims, is);
+    }
+    claims
+}
+
+/// Records `m`'s roles, or reports a conflict with a mechanism already on the node.
+fn claim_roles<'a>(m: &'a crate::mech::MechanismConfig, at: &Loc, claims: &mut Vec<(crate::mech::Role, &'a str)>, is: &mut Issues) {
     use crate::mech::Mechanism;
-    let wifi = sc.find_ap_of(s).and_then(|ai| match &sc.aps[ai].last_hop {
+    if let Some(&(role, first)) = claims.iter().find(|(r, _)| m.roles().contains(r)) {
+        let e = crate::mech::InstallError::Conflict { role, first: first.into(), second: m.kind().into() };
+        is.push(at.clone(), e.to_string(), json!(m.kind()));
+    } else {
+        claims.extend(m.roles().iter().map(|&r| (r, m.kind())));
+    }
+}
+
+/// A station's mechanisms: transmit-path stages only, on a `linux` station path, one per role (its
+/// AP's `node_mechanisms` come first).
+fn check_station_mechanisms(sc: &Scenario, s: &Station, loc: &Loc, is: &mut Issues) {
+    let ap = sc.find_ap_of(s).map(|ai| &sc.aps[ai]);
+    let wifi = ap.and_then(|a| match &a.last_hop {
         LastHop::Wifi(w) => Some(w),
         _ => None,
     });
     let mut claims: Vec<(crate::mech::Role, &str)> = Vec::new();
+    for m in ap.map(|a| a.node_mechanisms.as_slice()).unwrap_or_default() {
+        claim_roles(m, loc, &mut claims, &mut Issues::default());
+    }
     for (j, m) in s.mechanisms.iter().enumerate() {
         let at = loc.key("mechanisms").index(j);
         check_mechanism(sc, m, &at, is);
@@ -212,12 +251,7 @@ fn check_station_mechanisms(sc: &Scenario, s: &Station, loc: &Loc, is: &mut Issu
             Some(w) => check_needs_linux_path(m, &crate::mac::config::default_paths(w).1, "sta_path", &at, is),
             None => is.push(at.key("type"), format!("`{}` needs a `wifi` last hop", m.kind()), json!(m.kind())),
         }
-        if let Some(&(role, first)) = claims.iter().find(|(r, _)| m.roles().contains(r)) {
-            let e = crate::mech::InstallError::Conflict { role, first: first.into(), second: m.kind().into() };
-            is.push(at, e.to_string(), json!(m.kind()));
-        } else {
-            claims.extend(m.roles().iter().map(|&r| (r, m.kind())));
-        }
+        claim_roles(m, &at, &mut claims, is);
     }
 }
 

@@ -143,6 +143,9 @@ impl<'a> Net<'a> {
         for (ai, ap) in sc.aps.iter().enumerate() {
             let link = if matches!(ap.last_hop, LastHop::Wifi(_)) { LinkKind::Wifi } else { LinkKind::P2p };
             let mut node = NodeBuilder::new(ap.name.clone(), link, net.flows_to_stations_of(ai), seed);
+            for m in &ap.node_mechanisms {
+                m.install(&mut node).expect("validated");
+            }
             for (_, m) in ap.mechanisms() {
                 m.install(&mut node).expect("validated");
             }
@@ -154,7 +157,8 @@ impl<'a> Net<'a> {
                 _ => LinkKind::P2p,
             };
             let mut node = NodeBuilder::new(st.name.clone(), link, Vec::new(), seed);
-            for m in &st.mechanisms {
+            let bss = sc.find_ap_of(st).map(|ai| sc.aps[ai].node_mechanisms.as_slice()).unwrap_or_default();
+            for m in bss.iter().chain(&st.mechanisms) {
                 m.install(&mut node).expect("validated");
             }
             net.stations.push(node);

@@ -567,6 +567,7 @@ rate_mbps = 40
 fn qair_on_every_node_of_a_dense_deployment() {
     let mut toml = String::from("duration_s = 6\nwarmup_s = 1\n[[servers]]\nname = \"server\"\n");
     for i in 1..=4 {
+        // QAir on the AP by its own list, on the station by the BSS-wide one.
         toml += &format!("[[aps]]\nname = \"ap{i}\"\nmechanisms = [{{ type = \"qair\" }}]\nlast_hop = {{ type = \"wifi\", standard = \"ht\", profile = \"linux\", max_nss = 2, rate_control = {{ type = \"fixed\", mcs = 13 }}, sta_path = {{ type = \"linux\" }} }}\n");
         toml += &format!("[[stations]]\nname = \"sta{i}\"\nap = \"ap{i}\"\nmechanisms = [{{ type = \"qair\" }}]\n");
         toml += &format!("[[links]]\na = \"server\"\nb = \"ap{i}\"\nrate_mbps = 1000\ndelay_ms = 0.5\n");
@@ -576,6 +577,11 @@ fn qair_on_every_node_of_a_dense_deployment() {
     }
     toml += "[[flows]]\nname = \"ping\"\ntype = \"ping\"\nfrom = \"server\"\nto = \"sta4\"\ninterval_ms = 100\n";
     let out = run(&toml, 1);
+    // The BSS-wide list installs exactly what the per-node lists do.
+    let bss_wide = toml.replace("mechanisms = [{ type = \"qair\" }]\nlast_hop", "node_mechanisms = [{ type = \"qair\" }]\nlast_hop");
+    let bss_wide = bss_wide.lines().filter(|l| *l != "mechanisms = [{ type = \"qair\" }]").collect::<Vec<_>>().join("\n");
+    assert_eq!(bss_wide.matches("node_mechanisms").count(), 4);
+    assert_eq!(run(&bss_wide, 1).event_digest, out.event_digest);
     let gates: Vec<&serde_json::Value> = out.components["wifi"]["nodes"].as_array().unwrap().iter().map(|n| &n["path"]["release_gate"]).collect();
     assert_eq!(gates.len(), 8, "four APs and four stations");
     let p = lasthop_core::mech::qair::QairParams::default();
@@ -611,4 +617,16 @@ fn qair_errors_name_the_field() {
     assert!(e.contains("aps[0].mechanisms[0].type: `qair` needs the `linux` transmit path (set ap_path"), "{e}");
     let e = err(base("{ type = \"qair\" }, { type = \"qair\" }", "", ""));
     assert!(e.contains("aps[0].mechanisms[1]: qair and qair both gate the driver's release to the hardware"), "{e}");
+    // The BSS-wide list: on the AP and every station, before each node's own.
+    let bss = |node: &str, sta: &str, paths: &str| {
+        format!("duration_s = 1\n[[servers]]\nname = \"s\"\n[[aps]]\nname = \"ap\"\nnode_mechanisms = [{node}]\nlast_hop = {{ type = \"wifi\", profile = \"linux\"{paths} }}\n[[stations]]\nname = \"sta\"\nmechanisms = [{sta}]\n")
+    };
+    let linux = ", sta_path = { type = \"linux\" }";
+    let e = err(bss("{ type = \"qair\" }", "", ""));
+    assert!(e.contains("aps[0].node_mechanisms[0].type: `qair` needs the `linux` transmit path (set sta_path"), "{e}");
+    let e = err(bss("{ type = \"zhuge\" }", "", linux));
+    assert!(e.contains("aps[0].node_mechanisms[0].type: `zhuge` cannot run on every node"), "{e}");
+    let e = err(bss("{ type = \"qair\" }", "{ type = \"qair\" }", linux));
+    assert!(e.contains("stations[0].mechanisms[0]: qair and qair both gate the driver's release to the hardware"), "{e}");
+    assert!(Scenario::from_toml_str(&bss("{ type = \"qair\" }", "", linux), Path::new(".")).is_ok());
 }
