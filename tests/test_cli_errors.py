@@ -38,6 +38,9 @@ CASES = [
     ("rate rounding to zero", toml_dumps(_edit(["links", 0, "rate_mbps"], 1e-300)),
      "links[0].rate_mbps: must be at least 1 bit/s"),
     ("station without its AP", toml_dumps(_edit(["aps"], [])), "aps: at least one access point is required"),
+    # Issue 18: accepted before, meaningless.
+    ("flow after the end", toml_dumps(_edit(["flows", 0, "start_s"], 99)),
+     "flows[0].start_s: starts after the run ends (duration_s = 3"),
 ]
 
 
@@ -109,3 +112,21 @@ def test_a_scenario_without_stations_or_flows_runs_and_reports(tmp_path: Path) -
     for args in (["report", "run"], ["compare", "empty.toml", "--out", "cmp"]):
         p = lasthop_cli(*args, cwd=tmp_path)
         assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+
+
+def test_snr_outside_what_any_radio_sees_is_refused(tmp_path: Path) -> None:
+    d = small_scenario()
+    d["aps"][0]["last_hop"] = {"type": "wifi", "profile": "linux"}
+    d["stations"][0]["channel"] = {"type": "fixed_snr", "snr_db": -500}
+    (tmp_path / "snr.toml").write_text(toml_dumps(d), encoding="utf-8")
+    r = lasthop_cli("check", "snr.toml", cwd=tmp_path)
+    assert r.returncode == 2 and "stations[0].channel.snr_db: must be in -30..=100 dB, got -500" in r.stderr, r.stderr
+
+
+def test_unwritable_out_fails_before_the_run(tmp_path: Path) -> None:
+    (tmp_path / "s.toml").write_text(toml_dumps(small_scenario()), encoding="utf-8")
+    (tmp_path / "file").write_text("not a directory")
+    r = lasthop_cli("run", "s.toml", "--out", "file/run", cwd=tmp_path)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.strip().splitlines()[-1].startswith("error: cannot write the run directory file/run"), r.stderr
+    assert "running" not in r.stderr.splitlines()[-1]

@@ -78,7 +78,8 @@ def test_mutated_example_is_refused_or_runs(case: int, tmp_path: Path) -> None:
     except LasthopError:
         return
     d = sc.to_dict()
-    short = sc.replace(duration_s=min(d["duration_s"], d.get("warmup_s", 0) + 0.5))
+    last_start = max((f.get("start_s", 0.0) for f in d["flows"]), default=0.0)
+    short = sc.replace(duration_s=min(d["duration_s"], max(d.get("warmup_s", 0) + 0.5, last_start + 0.5)))
     res = lasthop.run(short)
     res.save(tmp_path / "run")
     again = lasthop.RunResult.load(tmp_path / "run")

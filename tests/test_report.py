@@ -69,6 +69,19 @@ def test_report_of_one_run_goes_inside_it_with_a_title(runs: Path) -> None:
     shutil.rmtree(runs / "wifi" / "report")
 
 
+def test_report_of_a_comparison_directory_covers_its_runs(runs: Path, tmp_path: Path) -> None:
+    """Issue 18: `lasthop report runs/demo` (what `lasthop compare` wrote) failed: it has no summary of
+    its own. It stands for the runs inside it, and the report goes inside it."""
+    cmp = tmp_path / "cmp"
+    for name in ("wired", "wifi"):
+        shutil.copytree(runs / name, cmp / name)
+    r = lasthop_cli("report", "cmp", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "report: cmp/report/report.html"
+    html = (cmp / "report" / "report.html").read_text(encoding="utf-8")
+    assert {run for run, _ in rows(html)} == {"wired", "wifi"}
+
+
 def test_run_without_packet_log(runs: Path, tmp_path: Path) -> None:
     path = build_report([runs / "quiet", runs / "wired"], tmp_path / "rep")
     html = path.read_text(encoding="utf-8")

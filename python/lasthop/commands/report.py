@@ -16,8 +16,9 @@ import click
 @click.option("--title", help="Page title [default: the scenario's name and the number of runs].")
 @click.pass_context
 def command(ctx: click.Context, run_dirs: tuple[Path, ...], out: Path | None, title: str | None) -> None:
-    """Write an HTML report of RUN_DIR... (run directories of `lasthop run` or `lasthop compare`): a
-    table of every flow metric per run, latency CCDFs, time series and the per-layer breakdown."""
+    """Write an HTML report of RUN_DIR... (run directories of `lasthop run`, or the directory `lasthop
+    compare` wrote, which stands for its runs): a table of every flow metric per run, latency CCDFs,
+    time series and the per-layer breakdown."""
     from lasthop.cli import EXIT_USAGE
     from lasthop.report import RunDirError, build_report
 

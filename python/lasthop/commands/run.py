@@ -21,6 +21,20 @@ def default_out(sc: Scenario) -> Path:
     return out / sc.variant if sc.variant else out
 
 
+def _check_writable(out: Path) -> None:
+    """Fails before the run, not after it, when the run directory cannot be written."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".lasthop-write-test"
+        probe.touch()
+        probe.unlink()
+    except OSError as e:
+        from lasthop.cli import EXIT_USAGE
+
+        click.echo(f"error: cannot write the run directory {out}: {e.strerror or e}", err=True)
+        raise click.exceptions.Exit(EXIT_USAGE) from None
+
+
 @click.command("run")
 @click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--seed", type=click.IntRange(0, 2**64 - 1), help="Master seed (overrides the scenario's).")
@@ -40,6 +54,7 @@ def command(scenario: Path, seed: int | None, out: Path | None, variant: str | N
     if seed is not None:
         sc = sc.with_seed(seed)
     out = out or default_out(sc)
+    _check_writable(out)
     label = f"{sc.name} (variant {sc.variant})" if sc.variant else sc.name
     click.echo(f"lasthop: running {label}: {sc.describe()}", err=True)
 

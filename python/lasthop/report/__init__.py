@@ -39,6 +39,16 @@ def open_runs(paths: Sequence[str | os.PathLike[str]]) -> list[Run]:
     return runs
 
 
+def expand_comparisons(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
+    """Each path as given, except a comparison directory (``lasthop compare``'s ``--out``: no
+    ``summary.json`` of its own, run directories inside), which stands for its runs, in name order."""
+    out: list[Path] = []
+    for p in map(Path, paths):
+        runs = sorted(d for d in p.iterdir() if (d / "summary.json").is_file()) if p.is_dir() and not (p / "summary.json").exists() else []
+        out += runs or [p]
+    return out
+
+
 def default_out(paths: Sequence[str | os.PathLike[str]]) -> Path:
     """``RUN_DIR/report`` for one run; for several, ``report/`` in their parent directory (as given,
     e.g. ``runs/cq/report`` for ``runs/cq/a runs/cq/b``), else in their closest common directory."""
@@ -67,6 +77,9 @@ def build_report(paths: Sequence[str | os.PathLike[str]], out: str | os.PathLike
 
     if not paths:
         raise RunDirError("no run directories given")
+    if out is None and len(paths) == 1 and not (Path(paths[0]) / "summary.json").exists():
+        out = Path(paths[0]) / "report"
+    paths = expand_comparisons(paths)
     runs = open_runs(paths)
     series: list[RunSeries] = [analyse(r) for r in runs]
     flows: list[str] = []

@@ -106,6 +106,10 @@ fn ms_to_ns(ms: f64) -> u64 {
     (ms * 1e6).round() as u64
 }
 
+/// The mean SNRs a scenario may give, dB: below −30 no MCS decodes and above 100 nothing changes (the
+/// same range as a run-time `snr_db` command).
+pub const SNR_RANGE_DB: std::ops::RangeInclusive<f64> = -30.0..=100.0;
+
 impl ChannelModel {
     /// A constant SNR without fading.
     pub fn fixed(snr_db: f64) -> Self {
@@ -149,7 +153,9 @@ impl ChannelModel {
         let fin = |key: &'static str, v: f64| if v.is_finite() { Ok(()) } else { Err((key, format!("must be a finite number, got {v}"))) };
         let fading = match c {
             ChannelConfig::FixedSnr { snr_db, fading } => {
-                fin("snr_db", *snr_db)?;
+                if !(SNR_RANGE_DB.contains(snr_db)) {
+                    return Err(("snr_db", format!("must be in {}..={} dB, got {snr_db}", SNR_RANGE_DB.start(), SNR_RANGE_DB.end())));
+                }
                 fading
             }
             ChannelConfig::SnrTrace { file, fading, .. } => {

@@ -395,6 +395,9 @@ fn check_flow_common(sc: &Scenario, c: FlowCommon<'_>, loc: &Loc, names: &BTreeM
         is.push(loc.key("to"), format!("'{}' cannot be reached from '{}': add a link", c.to, c.from), json!(c.to));
     }
     is.non_negative(loc.key("start_s"), c.start_s);
+    if c.start_s.is_finite() && sc.duration_s.is_finite() && sc.duration_s > 0.0 && c.start_s >= sc.duration_s {
+        is.push(loc.key("start_s"), format!("starts after the run ends (duration_s = {})", sc.duration_s), json!(c.start_s));
+    }
     if let Some(stop) = c.stop_s {
         if !(stop.is_finite() && stop > c.start_s) {
             is.push(loc.key("stop_s"), format!("must be after start_s ({})", c.start_s), json!(stop));

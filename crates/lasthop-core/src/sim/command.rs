@@ -102,7 +102,7 @@ fn resolve_station(sc: &Scenario, name: &str, set: &Map<String, Value>) -> Resul
         return Err((None, format!("station '{name}' has no radio channel (its AP's last hop is not `wifi`)")));
     }
     only(set, &["snr_db"])?;
-    let snr = number(set, "snr_db", |x| (-30.0..=100.0).contains(&x), "a number of dB in -30..=100")?.expect("only key");
+    let snr = number(set, "snr_db", |x| crate::channel::SNR_RANGE_DB.contains(&x), "a number of dB in -30..=100")?.expect("only key");
     Ok(Target::StationSnr((sc.servers.len() + sc.aps.len() + si) as NodeId, snr))
 }
 
