@@ -39,6 +39,8 @@ CASES = [
      "links[0].rate_mbps: must be at least 1 bit/s"),
     ("station without its AP", toml_dumps(_edit(["aps"], [])), "aps: at least one access point is required"),
     # Issue 18: accepted before, meaningless.
+    ("NaN names the file", toml_dumps(_edit(["flows", 0, "rate_mbps"], 1.0)).replace("rate_mbps = 1.0", "rate_mbps = nan", 1),
+     "error: bad.toml: flows[0].rate_mbps: must be a finite number, got nan"),
     ("flow after the end", toml_dumps(_edit(["flows", 0, "start_s"], 99)),
      "flows[0].start_s: starts after the run ends (duration_s = 3"),
 ]

@@ -51,7 +51,12 @@ class Scenario:
         scenario is (``{"name", "description", "set"}``); :meth:`variants` fills it in."""
         if not isinstance(data, Mapping):
             raise ScenarioError.single("invalid_type", f"a scenario must be a table/dict, got {type(data).__name__}")
-        self._data: dict[str, Any] = _to_json_value({k: v for k, v in data.items() if k != _variants.VARIANTS_KEY}, ())
+        try:
+            self._data: dict[str, Any] = _to_json_value({k: v for k, v in data.items() if k != _variants.VARIANTS_KEY}, ())
+        except ScenarioError as e:
+            if source is None:
+                raise
+            raise ScenarioError(e.errors(), source=source) from None  # name the file, as every other error does
         self._base_dir = os.fspath(base_dir)
         self._source = source
         self._variant: dict[str, Any] | None = None if variant is None else _to_json_value(variant, ("variant",))
