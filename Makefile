@@ -1,6 +1,7 @@
 # The two commands of the README:
 #   make demo  — set up .venv, build the Rust core (release), run the default comparison (every variant of
-#                examples/home_rtc.toml), write its HTML report and print a table
+#                examples/home_rtc.toml over 5 seeds), print mean ± 95 % CI and a verdict per metric,
+#                write its HTML report
 #   make test  — same idempotent setup, then cargo test for the workspace and pytest
 # Setup needs only python3 (3.10+), cargo and the package registries.
 #
@@ -29,7 +30,7 @@ QUIET_PIP := { grep -v -e "^Requirement already satisfied" -e "^\[notice\]" -e "
 .PHONY: demo test setup build rust-test py-test bench clean
 
 demo: build
-	@$(VENV)/bin/lasthop compare examples/home_rtc.toml --out runs/demo
+	@$(VENV)/bin/lasthop compare examples/home_rtc.toml --out runs/demo --seeds 5 --jobs 2
 
 test: build rust-test py-test
 

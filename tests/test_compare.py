@@ -217,3 +217,39 @@ def test_terminal_table_shows_app_metrics_when_present(capsys: pytest.CaptureFix
     assert call[:2] == ["a", "call"] and "55.5" in call and "3" in call
     bulk = next(line for line in out.splitlines() if "bulk" in line).split()
     assert "–" in bulk  # no frames on the bulk flow
+
+
+def test_compare_over_seeds_reports_mean_ci_and_a_verdict(cq: Path) -> None:
+    """Issue 18: every variant over several seeds, mean ± 95 % CI per metric and a verdict per metric.
+    The driver FIFO holds the ping behind the bulk flow's backlog, so every FQ-CoDel variant beats it
+    on the ping's RTT, significantly."""
+    r = lasthop_cli("compare", "cq.toml", "--seeds", "3", "--jobs", "2", "--json", cwd=cq.parent, timeout=300)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    root = cq.parent / "runs" / "cq"
+    for v in VARIANTS:
+        assert sorted(p.name for p in (root / v).iterdir()) == ["seed1", "seed2", "seed3"]
+    assert {(row["variant"], row["seed"]) for row in doc["rows"]} == {(v, s) for v in VARIANTS for s in (1, 2, 3)}
+    cell = {(s["variant"], s["flow"], s["metric"]): s for s in doc["summary"]}
+    rtt = [row["rtt_p99_ms"] for row in doc["rows"] if row["variant"] == "fifo" and row["flow"] == "ping"]
+    fifo = cell[("fifo", "ping", "rtt_p99_ms")]
+    assert fifo["n"] == 3 and abs(fifo["mean"] - sum(rtt) / 3) < 1e-9 and fifo["ci95"] > 0
+    v = next(v for v in doc["verdicts"] if v["flow"] == "ping" and v["metric"] == "rtt_p99_ms")
+    assert v["best"] != "fifo" and "fifo" in v["better_than"], v
+    assert json.loads((root / "verdict.json").read_text())["verdicts"] == doc["verdicts"]
+    # The report shows each variant's first seed.
+    check_report(root / "report" / "report.html", VARIANTS, FLOWS)
+
+
+def test_verdict_by_hand() -> None:
+    from lasthop.verdict import sentence, summarize, verdicts
+
+    rows = [{"variant": v, "flow": "f", "latency_p99_ms": x} for v, xs in
+            (("a", [10.0, 11.0, 12.0]), ("b", [30.0, 31.0, 29.0]), ("c", [10.5, 12.5, 9.0])) for x in xs]
+    s = {x["variant"]: x for x in summarize(rows)}
+    # mean 11, sd 1, t(0.975, 2) = 4.303: half-width 4.303 / √3 = 2.484.
+    assert s["a"]["mean"] == 11.0 and abs(s["a"]["ci95"] - 4.302653 / 3 ** 0.5) < 1e-5
+    (v,) = verdicts(rows)
+    # c has the lowest mean (10.67), beats b clearly, and is indistinguishable from a.
+    assert (v["best"], v["better_than"], v["no_significant_difference"]) == ("c", ["b"], ["a"])
+    assert "no significant difference" in sentence(v)

@@ -38,6 +38,8 @@ class Job:
     name: str
     scenario: Scenario
     out: Path
+    variant: str = ""
+    """The variant it runs (``name`` is ``variant/seedN`` when a comparison runs several seeds)."""
 
 
 @dataclass
@@ -62,13 +64,23 @@ def default_root(scenario: str | os.PathLike[str]) -> Path:
     return Path("runs") / stem
 
 
-def plan(scenario: str | os.PathLike[str], root: Path, names: Sequence[str] = (), seed: int | None = None) -> list[Job]:
+def plan(scenario: str | os.PathLike[str], root: Path, names: Sequence[str] = (), seed: int | None = None,
+         seeds: int = 1) -> list[Job]:
     """One job per variant of the scenario file (the ``names`` ones, in that order, if given), each
-    into ``root/<variant>``; the base alone, into ``root/base``, when the file has no variants.
-    Raises ScenarioError (every problem of every selected variant) before anything runs."""
+    into ``root/<variant>``; the base alone, into ``root/base``, when the file has no variants. With
+    ``seeds`` > 1, one job per variant and seed (the first seed, then the next ones: seed, seed + 1, …),
+    each into ``root/<variant>/seed<N>``. Raises ScenarioError (every problem of every selected variant)
+    before anything runs."""
     variants = Scenario.variants(scenario, names=list(names) if names else None)
     pairs = [(v.variant or BASE_NAME, v) for v in variants] or [(BASE_NAME, Scenario.load(scenario))]
-    return [Job(name, sc.with_seed(seed) if seed is not None else sc, root / name) for name, sc in pairs]
+    if seeds <= 1:
+        return [Job(name, sc.with_seed(seed) if seed is not None else sc, root / name, name) for name, sc in pairs]
+    jobs = []
+    for name, sc in pairs:
+        first = seed if seed is not None else int(sc.to_dict().get("seed", 1))
+        for s in range(first, first + seeds):
+            jobs.append(Job(f"{name}/seed{s}", sc.with_seed(s), root / name / f"seed{s}", name))
+    return jobs
 
 
 def run_jobs(jobs: Sequence[Job], workers: int = 1,

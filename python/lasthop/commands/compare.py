@@ -36,6 +36,10 @@ KEY_METRICS = (
 @click.option("--seed", type=click.IntRange(0, 2**64 - 1), help="Master seed for every variant (overrides the file's).")
 @click.option("--variant", "names", multiple=True, metavar="NAME",
               help="Run only this variant (repeatable; in the order given) [default: every variant].")
+@click.option("--seeds", type=click.IntRange(1, 1000), default=1, show_default=True,
+              help="Run every variant over this many seeds (the scenario's, then the next ones) and print "
+                   "mean ± 95 % CI per metric with a verdict: which variant is best, and whether "
+                   "significantly.")
 @click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
               help="Runs at a time, in worker processes; results are identical to --jobs 1.")
 @click.option("--title", help="Report title [default: the scenario's name and the number of runs].")
@@ -43,14 +47,14 @@ KEY_METRICS = (
               help='Print one JSON document {"rows": [...], "report": path} on stdout, and nothing else.')
 @click.pass_context
 def command(ctx: click.Context, scenario: Path, out: Path | None, seed: int | None, names: tuple[str, ...],
-            jobs: int, title: str | None, as_json: bool) -> None:
+            seeds: int, jobs: int, title: str | None, as_json: bool) -> None:
     """Run every variant of SCENARIO (or the base when it has none), write a report comparing them,
     and print one row per variant and flow."""
     from lasthop.cli import EXIT_ERROR, EXIT_USAGE
     from lasthop.compare import Outcome, default_root, plan, run_jobs
 
     root = out or default_root(scenario)
-    todo = plan(scenario, root, names, seed)
+    todo = plan(scenario, root, names, seed, seeds)
     workers = min(jobs, len(todo))
     click.echo(f"lasthop: comparing {len(todo)} run{'s' if len(todo) != 1 else ''} of {scenario} into {root}"
                + (f" ({workers} at a time)" if workers > 1 else ""), err=True)
@@ -70,18 +74,31 @@ def command(ctx: click.Context, scenario: Path, out: Path | None, seed: int | No
         raise KeyboardInterrupt
 
     report = None
+    # Over several seeds the report shows each variant's first seed; the verdict covers them all.
+    first: dict[str, Any] = {}
+    for o in finished:  # in plan order: each variant's seeds ascending
+        first.setdefault(o.job.variant, o)
+    shown = finished if seeds == 1 else list(first.values())
     if finished:
         from lasthop.report import build_report
 
-        report = build_report([o.job.out for o in finished], root / "report", title)
+        report = build_report([o.job.out for o in shown], root / "report", title)
     rows = _rows(finished)
+    doc: dict[str, Any] = {"rows": rows, "report": str(report) if report else None}
+    if seeds > 1:
+        from lasthop.verdict import summarize, verdicts
+
+        doc |= {"summary": summarize(rows), "verdicts": verdicts(rows)}
+        (root / "verdict.json").write_text(json.dumps({k: doc[k] for k in ("summary", "verdicts")}, indent=1) + "\n")
     if as_json:
-        sys.stdout.write(json.dumps({"rows": rows, "report": str(report) if report else None},
-                                    allow_nan=False) + "\n")
+        sys.stdout.write(json.dumps(doc, allow_nan=False) + "\n")
     else:
-        _print_table(rows, scenario)
+        if seeds > 1:
+            _print_verdict(doc, scenario, seeds)
+        else:
+            _print_table(rows, scenario)
         if report:
-            click.echo(f"report: {report}")
+            click.echo(f"report: {report}" + (" (each variant's first seed)" if seeds > 1 else ""))
     failed = [o for o in outcomes if o.status == "failed"]
     for o in failed:
         for line in o.message.splitlines() or [""]:
@@ -111,15 +128,47 @@ def _plain(v: Any) -> Any:
 
 
 def _rows(finished: list[Any]) -> list[dict[str, Any]]:
-    """One dict per (variant, flow): ``variant``, ``run_dir`` and every flows.parquet column."""
+    """One dict per (run, flow): ``variant``, ``seed``, ``run_dir`` and every flows.parquet column."""
     import pandas as pd
 
     rows = []
     for o in finished:
         flows = pd.read_parquet(o.job.out / "flows.parquet")
+        seed = o.job.scenario.to_dict().get("seed")
         for rec in flows.to_dict("records"):
-            rows.append({"variant": o.job.name, "run_dir": str(o.job.out), **{str(k): _plain(v) for k, v in rec.items()}})
+            rows.append({"variant": o.job.variant or o.job.name, "seed": seed, "run_dir": str(o.job.out),
+                         **{str(k): _plain(v) for k, v in rec.items()}})
     return rows
+
+
+def _print_verdict(doc: dict[str, Any], scenario: Path, seeds: int) -> None:
+    """Mean ± 95 % CI per variant, flow and key metric, then the verdicts."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    from lasthop.verdict import METRICS, sentence
+
+    metrics = [m for m in METRICS if any(s["metric"] == m for s in doc["summary"])]
+    t = Table(title=f"{scenario.stem}: mean ± 95 % CI over {seeds} seeds", title_justify="left",
+              box=box.SIMPLE_HEAD, pad_edge=False)
+    t.add_column("variant", no_wrap=True)
+    t.add_column("flow", no_wrap=True)
+    for m in metrics:
+        t.add_column(METRICS[m][0], justify="right", no_wrap=True)
+    cells = {(s["variant"], s["flow"], s["metric"]): s for s in doc["summary"]}
+    pairs = list(dict.fromkeys((s["variant"], s["flow"]) for s in doc["summary"]))
+    for variant, flow in pairs:
+        row = []
+        for m in metrics:
+            s = cells.get((variant, flow, m))
+            row.append("–" if s is None else f"{s['mean']:,.3g} ± {s['ci95']:,.2g}")
+        t.add_row(variant, flow, *row)
+    con = Console(width=None if sys.stdout.isatty() else 160, highlight=False)
+    con.print(t)
+    con.print("verdict (Welch's t-test, p < 0.05):")
+    for v in doc["verdicts"]:
+        con.print("  " + sentence(v))
 
 
 def _print_table(rows: list[dict[str, Any]], scenario: Path) -> None:
