@@ -142,31 +142,32 @@ def _rows(finished: list[Any]) -> list[dict[str, Any]]:
 
 
 def _print_verdict(doc: dict[str, Any], scenario: Path, seeds: int) -> None:
-    """Mean ± 95 % CI per variant, flow and key metric, then the verdicts."""
+    """Mean ± 95 % CI per variant, flow and key metric (the terminal table's columns), then the verdicts."""
     from rich import box
     from rich.console import Console
     from rich.table import Table
 
-    from lasthop.verdict import METRICS, sentence
+    from lasthop.verdict import sentence
 
-    metrics = [m for m in METRICS if any(s["metric"] == m for s in doc["summary"])]
-    t = Table(title=f"{scenario.stem}: mean ± 95 % CI over {seeds} seeds", title_justify="left",
+    cells = {(s["variant"], s["flow"], s["metric"]): s for s in doc["summary"]}
+    cols = [m for m in KEY_METRICS if any(k[2] == m[0] for k in cells)]
+    t = Table(title=f"{scenario.stem}: mean ± 95 % CI over {seeds} seeds (ms, Mbit/s)", title_justify="left",
               box=box.SIMPLE_HEAD, pad_edge=False)
     t.add_column("variant", no_wrap=True)
     t.add_column("flow", no_wrap=True)
-    for m in metrics:
-        t.add_column(METRICS[m][0], justify="right", no_wrap=True)
-    cells = {(s["variant"], s["flow"], s["metric"]): s for s in doc["summary"]}
-    pairs = list(dict.fromkeys((s["variant"], s["flow"]) for s in doc["summary"]))
-    for variant, flow in pairs:
+    for _, header, _, _ in cols:
+        t.add_column(header, justify="right", no_wrap=True)
+    last = None
+    for variant, flow in dict.fromkeys((s["variant"], s["flow"]) for s in doc["summary"]):
         row = []
-        for m in metrics:
-            s = cells.get((variant, flow, m))
-            row.append("–" if s is None else f"{s['mean']:,.3g} ± {s['ci95']:,.2g}")
-        t.add_row(variant, flow, *row)
+        for key, _, scale, decimals in cols:
+            c = cells.get((variant, flow, key))
+            row.append("–" if c is None else f"{c['mean'] * scale:,.{decimals}f} ±{c['ci95'] * scale:,.{decimals}f}")
+        t.add_row(variant if variant != last else "", flow, *row)
+        last = variant
     con = Console(width=None if sys.stdout.isatty() else 160, highlight=False)
     con.print(t)
-    con.print("verdict (Welch's t-test, p < 0.05):")
+    con.print("verdict (Welch's t-test between the best variant and each other, p < 0.05):")
     for v in doc["verdicts"]:
         con.print("  " + sentence(v))
 
