@@ -3,7 +3,8 @@ JSON of every quick experiment, so that a refactor that must not change behaviou
 
 ``python tests/pins.py --update`` rewrites ``tests/pins.json`` after an intended change of behaviour
 (say why in the commit); ``test_pins.py`` compares against it. ``summary.json`` is hashed without
-``git_revision`` and ``lasthop_version``, which change with every commit and release.
+``git_revision`` and ``lasthop_version``, which change with every commit and release, and with the
+checkout's own path replaced (resolved trace paths are absolute).
 """
 
 from __future__ import annotations
@@ -45,7 +46,9 @@ def example_pin(path: Path, variant: str | None) -> dict[str, str]:
     summary: dict[str, Any] = json.loads(res.summary_json())
     summary.pop("git_revision", None)
     summary.pop("lasthop_version", None)
-    return {"event_digest": res.summary["event_digest"], "summary_sha256": _sha(json.dumps(summary, sort_keys=True))}
+    # Resolved file paths (traces) are absolute: hash them relative to the checkout, wherever it is.
+    text = json.dumps(summary, sort_keys=True).replace(str(ROOT), "<checkout>")
+    return {"event_digest": res.summary["event_digest"], "summary_sha256": _sha(text)}
 
 
 def experiment_pin(name: str) -> dict[str, str]:

@@ -14,6 +14,8 @@ import math
 from collections import defaultdict
 from typing import Any
 
+from scipy import stats  # type: ignore[import-untyped]
+
 __all__ = ["METRICS", "summarize", "verdicts"]
 
 # flows.parquet column → (label, higher is better).
@@ -44,8 +46,6 @@ def _samples(rows: list[dict[str, Any]]) -> dict[tuple[str, str, str], list[floa
 
 def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per (variant, flow, metric): ``n``, ``mean``, ``ci95`` (half-width; 0 for one seed)."""
-    from scipy import stats
-
     out = []
     for (variant, flow, metric), xs in _samples(rows).items():
         n = len(xs)
@@ -61,8 +61,6 @@ def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def verdicts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per (flow, metric) with at least two variants: the best variant by mean, the variants it is
     significantly better than (Welch's t-test, p < 0.05) and those it is not."""
-    from scipy import stats
-
     by: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(dict)
     for (variant, flow, metric), xs in _samples(rows).items():
         by[(flow, metric)][variant] = xs
@@ -73,7 +71,8 @@ def verdicts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         higher = METRICS[metric][1]
         means = {v: sum(xs) / len(xs) for v, xs in per.items()}
         best = (max if higher else min)(means, key=lambda v: means[v])
-        beats, ties = [], []
+        beats: list[str] = []
+        ties: list[str] = []
         for v, xs in per.items():
             if v == best:
                 continue
