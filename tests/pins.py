@@ -4,7 +4,7 @@ JSON of every quick experiment, so that a refactor that must not change behaviou
 ``python tests/pins.py --update`` rewrites ``tests/pins.json`` after an intended change of behaviour
 (say why in the commit); ``test_pins.py`` compares against it. ``summary.json`` is hashed without
 ``git_revision`` and ``lasthop_version``, which change with every commit and release, and with the
-checkout's own path replaced (resolved trace paths are absolute).
+checkout's own path replaced (resolved trace paths are absolute) and without ``scenario_sha256``.
 """
 
 from __future__ import annotations
@@ -46,7 +46,10 @@ def example_pin(path: Path, variant: str | None) -> dict[str, str]:
     summary: dict[str, Any] = json.loads(res.summary_json())
     summary.pop("git_revision", None)
     summary.pop("lasthop_version", None)
-    # Resolved file paths (traces) are absolute: hash them relative to the checkout, wherever it is.
+    # Resolved file paths (traces) are absolute: hash them relative to the checkout, wherever it is
+    # (and leave out the resolved scenario's own hash, which covers the absolute path; the scenario
+    # itself is in the summary).
+    summary.pop("scenario_sha256", None)
     text = json.dumps(summary, sort_keys=True).replace(str(ROOT), "<checkout>")
     return {"event_digest": res.summary["event_digest"], "summary_sha256": _sha(text)}
 
