@@ -141,22 +141,28 @@ def _rows(finished: list[Any]) -> list[dict[str, Any]]:
     return rows
 
 
+def _key_table(title: str, cols: list[tuple[str, str, float, int]]) -> Any:
+    """An empty terminal table: variant, flow, then one right-aligned column per key metric."""
+    from rich import box
+    from rich.table import Table
+
+    t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    t.add_column("variant", no_wrap=True)
+    t.add_column("flow", no_wrap=True)
+    for _, header, _, _ in cols:
+        t.add_column(header, justify="right", no_wrap=True)
+    return t
+
+
 def _print_verdict(doc: dict[str, Any], scenario: Path, seeds: int) -> None:
     """Mean ± 95 % CI per variant, flow and key metric (the terminal table's columns), then the verdicts."""
-    from rich import box
     from rich.console import Console
-    from rich.table import Table
 
     from lasthop.verdict import sentence
 
     cells = {(s["variant"], s["flow"], s["metric"]): s for s in doc["summary"]}
     cols = [m for m in KEY_METRICS if any(k[2] == m[0] for k in cells)]
-    t = Table(title=f"{scenario.stem}: mean ± 95 % CI over {seeds} seeds (ms, Mbit/s)", title_justify="left",
-              box=box.SIMPLE_HEAD, pad_edge=False)
-    t.add_column("variant", no_wrap=True)
-    t.add_column("flow", no_wrap=True)
-    for _, header, _, _ in cols:
-        t.add_column(header, justify="right", no_wrap=True)
+    t = _key_table(f"{scenario.stem}: mean ± 95 % CI over {seeds} seeds (ms, Mbit/s)", cols)
     last = None
     for variant, flow in dict.fromkeys((s["variant"], s["flow"]) for s in doc["summary"]):
         row = []
@@ -173,19 +179,11 @@ def _print_verdict(doc: dict[str, Any], scenario: Path, seeds: int) -> None:
 
 
 def _print_table(rows: list[dict[str, Any]], scenario: Path) -> None:
-    from rich import box
     from rich.console import Console
-    from rich.table import Table
     from rich.text import Text
 
     cols = [m for m in KEY_METRICS if any(r.get(m[0]) is not None for r in rows)]
-    t = Table(title=f"{scenario.stem}: {len({r['variant'] for r in rows})} runs (ms, Mbit/s; full table in the report)",
-              title_justify="left",
-              box=box.SIMPLE_HEAD, pad_edge=False)
-    t.add_column("variant", no_wrap=True)
-    t.add_column("flow", no_wrap=True)
-    for _, header, _, _ in cols:
-        t.add_column(header, justify="right", no_wrap=True)
+    t = _key_table(f"{scenario.stem}: {len({r['variant'] for r in rows})} runs (ms, Mbit/s; full table in the report)", cols)
     last = None
     for r in rows:
         cells = []

@@ -105,12 +105,8 @@ impl Medium {
         let mut po = PathOut { log: out.log, dropped: out.dropped, releases: &mut self.releases };
         n.path.on_wakeup(now, &mut po);
         self.apply_releases(out);
-        let n = &mut self.nodes[ni as usize];
-        for ac in 0..if n.qos { 4 } else { 1 } {
-            if n.path.pending(ac) && n.edcaf[ac].access == Access::NotRequested {
-                let idle = (!self.on_air && n.exchange.is_none()).then(|| n.ref_time + self.sifs);
-                n.edcaf[ac].request(now, true, idle, self.slot, &mut n.rng);
-            }
+        for ac in 0..if self.nodes[ni as usize].qos { 4 } else { 1 } {
+            self.request_if_pending(now, ni, ac, true);
         }
         self.rearm_access(now, sched);
     }

@@ -271,16 +271,25 @@ impl Medium {
         let mut po = PathOut { log: out.log, dropped: out.dropped, releases: &mut self.releases };
         node.path.enqueue(now, local, ac, pkt, &mut po);
         self.apply_releases(out);
-        let node = &mut self.nodes[ni as usize];
-        let eidx = if node.qos { ac } else { 0 };
-        // Every AC requests access when it gets a frame, also while the node's other ACs are in a frame
-        // exchange (the node's own transmission counts as a busy medium: a backoff is drawn).
-        if node.path.pending(ac) && node.edcaf[eidx].access == Access::NotRequested {
-            let idle = (!self.on_air && node.exchange.is_none()).then(|| node.ref_time + self.sifs);
-            node.edcaf[eidx].request(now, was_empty, idle, self.slot, &mut node.rng);
+        if self.request_if_pending(now, ni, ac, was_empty) {
             self.rearm_access(now, sched);
         }
         self.service_shared_hw(now, sched, out);
+    }
+
+    /// Starts AC `ac`'s channel access at node `ni` if it has a frame and has not asked yet. Every AC
+    /// requests access when it gets a frame, also while the node's other ACs are in a frame exchange
+    /// (the node's own transmission counts as a busy medium: a backoff is drawn). Returns whether it
+    /// asked (the caller re-arms the access timer).
+    fn request_if_pending(&mut self, now: SimTime, ni: u32, ac: usize, was_empty: bool) -> bool {
+        let node = &mut self.nodes[ni as usize];
+        let eidx = if node.qos { ac } else { 0 };
+        if !(node.path.pending(ac) && node.edcaf[eidx].access == Access::NotRequested) {
+            return false;
+        }
+        let idle = (!self.on_air && node.exchange.is_none()).then(|| node.ref_time + self.sifs);
+        node.edcaf[eidx].request(now, was_empty, idle, self.slot, &mut node.rng);
+        true
     }
 
     /// Handles a medium event.

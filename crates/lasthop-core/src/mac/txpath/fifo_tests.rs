@@ -5,7 +5,7 @@
 use super::*;
 use crate::phy::mcs::{ChannelWidth, GuardInterval};
 use crate::scenario::QueueConfig;
-use crate::stats::PacketLog;
+use crate::mac::txpath::testkit::Io;
 
 const BE: usize = AccessCategory::Be as usize;
 
@@ -24,27 +24,9 @@ fn pkt(id: u64, dst: u16) -> Packet {
     Packet { id, flow: dst as u32, seq: id, size: 1500, src: 0, dst, dscp: 0, sent: SimTime::ZERO, enqueued: SimTime::ZERO, hdr: Default::default() }
 }
 
-struct Io {
-    log: PacketLog,
-    dropped: Vec<Dropped>,
-    releases: Vec<(u32, usize, u64)>,
-}
-
-impl Io {
-    fn new() -> Self {
-        Io { log: PacketLog::new(true), dropped: Vec::new(), releases: Vec::new() }
-    }
-    fn out(&mut self) -> PathOut<'_> {
-        PathOut { log: &mut self.log, dropped: &mut self.dropped, releases: &mut self.releases }
-    }
-    fn enqueue(&mut self, p: &mut FifoPath, link: usize, id: u64) {
-        let pk = pkt(id, link as u16);
-        self.log.open(&pk);
-        p.enqueue(SimTime::ZERO, link, BE, pk, &mut self.out());
-    }
-    fn dropped_ids(&self) -> Vec<u64> {
-        self.dropped.iter().map(|d| d.0.id).collect()
-    }
+/// Packet `id` to the receiver of local link `link`, in AC_BE at time zero.
+fn put(io: &mut Io, p: &mut FifoPath, link: usize, id: u64) {
+    io.enqueue(p, SimTime::ZERO, link, BE, pkt(id, link as u16));
 }
 
 fn ack_all(p: &mut FifoPath, io: &mut Io, psdu: Psdu) {
@@ -57,7 +39,7 @@ fn ack_all(p: &mut FifoPath, io: &mut Io, psdu: Psdu) {
 fn capacity_is_per_ac_over_receivers() {
     let (mut p, mut io) = (path(3, 2), Io::new());
     for (id, link) in [(0, 0), (1, 0), (2, 1), (3, 1)] {
-        io.enqueue(&mut p, link, id);
+        put(&mut io, &mut p, link, id);
     }
     assert_eq!(io.dropped_ids(), vec![3]);
 }
@@ -66,14 +48,14 @@ fn capacity_is_per_ac_over_receivers() {
 #[test]
 fn mpdus_in_flight_hold_their_place() {
     let (mut p, mut io) = (path(2, 1), Io::new());
-    io.enqueue(&mut p, 0, 0);
-    io.enqueue(&mut p, 0, 1);
+    put(&mut io, &mut p, 0, 0);
+    put(&mut io, &mut p, 0, 1);
     let psdu = p.head(SimTime::ZERO, BE, None, &mut io.out()).expect("a PSDU");
     assert_eq!(psdu.mpdus.len(), 2);
-    io.enqueue(&mut p, 0, 2);
+    put(&mut io, &mut p, 0, 2);
     assert_eq!(io.dropped_ids(), vec![2], "the queue is full while the A-MPDU is in flight");
     ack_all(&mut p, &mut io, psdu);
-    io.enqueue(&mut p, 0, 3);
+    put(&mut io, &mut p, 0, 3);
     assert_eq!(io.dropped_ids(), vec![2]);
     assert!(p.pending(BE));
 }
@@ -85,7 +67,7 @@ fn qdisc_holds_the_backlog_under_flow_control() {
     let (mut p, mut io) = (path(2, 2), Io::new());
     p.set_qdisc(|| AnyQueue::from_config(&QueueConfig::Fifo { packets: Some(100), bytes: None }, crate::rng::Rng::derive(1, "q")));
     for (id, link) in [(0, 0), (1, 0), (2, 1), (3, 1), (4, 0)] {
-        io.enqueue(&mut p, link, id);
+        put(&mut io, &mut p, link, id);
     }
     assert!(io.dropped.is_empty());
     let in_mac = |io: &Io, id: usize| io.log.stages[Stage::HwEnq as usize][id] != u64::MAX;

@@ -25,6 +25,8 @@ pub mod fifo;
 pub mod gate;
 pub mod linux;
 pub mod scheduler;
+#[cfg(test)]
+pub(crate) mod testkit;
 
 use crate::packet::Packet;
 use crate::phy::mcs::TxVector;

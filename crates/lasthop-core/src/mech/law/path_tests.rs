@@ -4,7 +4,7 @@
 use super::*;
 use crate::mech::law::State;
 use crate::phy::mcs::{ChannelWidth, GuardInterval};
-use crate::stats::PacketLog;
+use crate::mac::txpath::testkit::Io;
 
 fn rates() -> Vec<TxVector> {
     (0..8).map(|m| TxVector::ht(m, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap()).collect()
@@ -19,25 +19,6 @@ fn path(law: LawParams, ampdu: bool) -> LawPath {
 
 fn pkt(id: u64, flow: u32, dscp: u8) -> Packet {
     Packet { id, flow, seq: id, size: 1500, src: 0, dst: 1, dscp, sent: SimTime::ZERO, enqueued: SimTime::ZERO, hdr: Default::default() }
-}
-
-struct Io {
-    log: PacketLog,
-    dropped: Vec<Dropped>,
-    releases: Vec<(u32, usize, u64)>,
-}
-
-impl Io {
-    fn new() -> Self {
-        Io { log: PacketLog::new(true), dropped: Vec::new(), releases: Vec::new() }
-    }
-    fn out(&mut self) -> PathOut<'_> {
-        PathOut { log: &mut self.log, dropped: &mut self.dropped, releases: &mut self.releases }
-    }
-    fn enqueue(&mut self, p: &mut LawPath, now: SimTime, ac: usize, pk: Packet) {
-        self.log.open(&pk);
-        p.enqueue(now, 0, ac, pk, &mut self.out());
-    }
 }
 
 const BE: usize = AccessCategory::Be as usize;
@@ -65,12 +46,12 @@ fn two_psdus_across_all_acs_with_priority_and_head_clocks() {
     let mut io = Io::new();
     let t = SimTime::from_us;
     for i in 0..5 {
-        io.enqueue(&mut p, t(i), BE, pkt(i, 0, 0));
+        io.enqueue(&mut p, t(i), 0, BE, pkt(i, 0, 0));
     }
     assert_eq!(p.in_hardware(), 2);
     assert!(p.pending(BE) && !p.pending(VO));
     assert_eq!(p.hw_deadline(BE), Some(t(0) + SimDuration::from_ms(3)), "the first PSDU is the head since t = 0");
-    io.enqueue(&mut p, t(10), VO, pkt(5, 1, 46)); // EF → VO: no room in hardware
+    io.enqueue(&mut p, t(10), 0, VO, pkt(5, 1, 46)); // EF → VO: no room in hardware
     assert!(!p.pending(VO));
     let first = ok(&mut p, &mut io, t(100), BE);
     assert_eq!(first.mpdus[0].pkt.id, 0);
@@ -89,9 +70,9 @@ fn limit_q_drops_at_the_exact_sojourn() {
     let mut p = path(LawParams { hw_psdus: 1, ..LawParams::default() }, false);
     let mut io = Io::new();
     let q = SimDuration::from_ms(40);
-    io.enqueue(&mut p, SimTime::ZERO, BE, pkt(0, 0, 0)); // straight to hardware
-    io.enqueue(&mut p, SimTime::ZERO, BE, pkt(1, 0, 0));
-    io.enqueue(&mut p, SimTime::from_ns(1), BE, pkt(2, 0, 0));
+    io.enqueue(&mut p, SimTime::ZERO, 0, BE, pkt(0, 0, 0)); // straight to hardware
+    io.enqueue(&mut p, SimTime::ZERO, 0, BE, pkt(1, 0, 0));
+    io.enqueue(&mut p, SimTime::from_ns(1), 0, BE, pkt(2, 0, 0));
     ok(&mut p, &mut io, SimTime::ZERO + q, BE);
     assert!(io.dropped.is_empty(), "packet 1's sojourn is exactly Limit_q");
     assert_eq!(p.control(0).state(), State::Stable);
@@ -111,8 +92,8 @@ fn one_software_retransmission_at_the_front_then_drop() {
     let mut p = path(LawParams { initial_rate_index: 5, ..LawParams::default() }, false);
     let mut io = Io::new();
     let t = SimTime::from_us;
-    io.enqueue(&mut p, t(0), BE, pkt(0, 0, 0));
-    io.enqueue(&mut p, t(0), BE, pkt(1, 0, 0));
+    io.enqueue(&mut p, t(0), 0, BE, pkt(0, 0, 0));
+    io.enqueue(&mut p, t(0), 0, BE, pkt(1, 0, 0));
     let first = fail(&mut p, &mut io, t(500), BE);
     assert_eq!(first.chain.get(0).unwrap().0.mcs, 5);
     assert_eq!(first.chain.get(0).unwrap().1, 16, "Stable: 16 hardware tries, Limit_h bounds them");
@@ -136,7 +117,7 @@ fn one_software_retransmission_at_the_front_then_drop() {
 fn returned_over_limit_q_is_dropped() {
     let mut p = path(LawParams::default(), false);
     let mut io = Io::new();
-    io.enqueue(&mut p, SimTime::ZERO, BE, pkt(0, 0, 0));
+    io.enqueue(&mut p, SimTime::ZERO, 0, BE, pkt(0, 0, 0));
     fail(&mut p, &mut io, SimTime::from_ms(41), BE);
     assert_eq!(io.dropped.len(), 1);
     assert_eq!(io.dropped[0].1, DropReason::Deadline);
@@ -151,7 +132,7 @@ fn aggregates_fit_limit_h_and_a_slower_retransmission_splits() {
     let mut p = path(LawParams { initial_rate_index: 7, hw_psdus: 1, ..LawParams::default() }, true);
     let mut io = Io::new();
     for i in 0..40 {
-        io.enqueue(&mut p, SimTime::ZERO, BE, pkt(i, 0, 0));
+        io.enqueue(&mut p, SimTime::ZERO, 0, BE, pkt(i, 0, 0));
     }
     let first = p.head(SimTime::from_us(10), BE, None, &mut io.out()).unwrap();
     assert_eq!(first.mpdus.len(), 1, "the first packet found an idle hardware");
