@@ -3,7 +3,7 @@
 //! A deterministic discrete-event model of the Wi-Fi last hop for real-time traffic.
 //!
 //! ```text
-//!  app: UDP CBR/Poisson, ping, saturated, RTC video, TCP video  ── app/, rtc/
+//!  hosts: UDP CBR/Poisson, ping, saturated, RTC video, TCP video ── host/, app/, rtc/
 //!    │  transport: TCP (SACK, RTO, Cubic/BBR/Copa/NewReno/ABC)  ── transport/
 //!    ▼
 //!  server ──wired link (queue, rate, delay)── AP                                     ── link/, queue/
@@ -28,6 +28,7 @@
 #![cfg_attr(not(test), warn(clippy::too_many_lines))]
 
 pub mod engine;
+pub mod host;
 pub mod phy;
 pub mod rng;
 pub mod time;

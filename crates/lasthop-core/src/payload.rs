@@ -27,22 +27,6 @@ pub enum Payload {
 #[derive(Debug, Default)]
 pub struct Payloads(BTreeMap<u64, Payload>);
 
-macro_rules! take {
-    ($(#[$m:meta])* $name:ident, $variant:ident, $t:ty) => {
-        $(#[$m])*
-        pub(crate) fn $name(&mut self, id: u64) -> Option<$t> {
-            match self.0.remove(&id) {
-                Some(Payload::$variant(v)) => Some(v),
-                Some(other) => {
-                    self.0.insert(id, other);
-                    None
-                }
-                None => None,
-            }
-        }
-    };
-}
-
 impl Payloads {
     pub(crate) fn insert(&mut self, id: u64, p: Payload) {
         self.0.insert(id, p);
@@ -52,23 +36,6 @@ impl Payloads {
     pub(crate) fn remove(&mut self, id: u64) -> Option<Payload> {
         self.0.remove(&id)
     }
-
-    take!(
-        /// Takes an echo reply's request time.
-        take_echo_origin, EchoOrigin, SimTime
-    );
-    take!(
-        /// Takes a TCP ACK's SACK blocks.
-        take_sack, Sack, Vec<(u64, u64)>
-    );
-    take!(
-        /// Takes an RTP packet.
-        take_rtp, Rtp, RtpPacket
-    );
-    take!(
-        /// Takes an RTCP message.
-        take_rtcp, Rtcp, Rtcp
-    );
 
     pub(crate) fn rtp(&self, id: u64) -> Option<&RtpPacket> {
         match self.0.get(&id) {

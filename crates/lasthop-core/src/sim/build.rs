@@ -1,7 +1,7 @@
 //! Builds a [`World`] from a validated scenario: the network (wired links, each AP's last hop, routes),
 //! the mechanisms installed on the APs, and the flows' endpoints ([`super::build_flows`]).
 
-use super::endpoints::FlowSource;
+use super::hosts::FlowSource;
 use super::mech::{ApMech, Mechs};
 use super::topology::{self, NodeRole};
 use super::world::{Hop, World};
@@ -109,6 +109,7 @@ impl Built {
             medium,
             delivered: Vec::new(),
             sources,
+            deferred: Vec::new(),
             trackers,
             log: PacketLog::new(sc.output.packets),
             next_packet_id: 0,

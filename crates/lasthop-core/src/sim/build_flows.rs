@@ -1,8 +1,9 @@
-//! The flows' endpoints from a validated scenario: each flow's source and its metrics tracker.
+//! The flows' hosts from a validated scenario: each flow's host and its metrics tracker.
 
 use super::build::{mbps, millis, secs};
-use super::endpoints::{FlowSource, RtcFlow, SourceKind, TcpFlow, TcpVideoApp};
+use super::hosts::FlowSource;
 use crate::app::UdpSource;
+use crate::host::{external::ExternalHost, rtc::RtcHost, saturated::SaturatedHost, tcp::{TcpHost, TcpVideoApp}, udp::UdpHost, Host};
 use crate::packet::NodeId;
 use crate::rng::Rng;
 use crate::scenario::{Flow, Scenario};
@@ -10,7 +11,7 @@ use crate::stats::FlowTracker;
 use crate::time::SimTime;
 use crate::units::BitRate;
 
-/// Every flow's source and tracker, in scenario order; `id` numbers a node by name.
+/// Every flow and its tracker, in scenario order; `id` numbers a node by name.
 pub(super) fn flows(sc: &Scenario, seed: u64, id: impl Fn(&str) -> NodeId) -> (Vec<FlowSource>, Vec<FlowTracker>) {
     let end = secs(sc.duration_s);
     let measure_from = secs(sc.warmup_s);
@@ -21,63 +22,50 @@ pub(super) fn flows(sc: &Scenario, seed: u64, id: impl Fn(&str) -> NodeId) -> (V
         let name = c.name.map(str::to_string).unwrap_or_else(|| format!("flow{i}"));
         let start = secs(c.start_s);
         let stop = c.stop_s.map(secs).unwrap_or(end).min(end);
-        let (kind, packet_bytes) = source(f, &name, seed, (start, stop, measure_from));
-        let echo = matches!(f, Flow::Ping(_));
-        sources.push(FlowSource {
-            echo,
-            src: id(c.from),
-            dst: id(c.to),
-            dscp: c.dscp,
-            packet_bytes,
-            kind,
-            rng: Rng::derive(seed, &format!("flows/{name}")),
-            seq: 0,
-        });
+        let (src, dst) = (id(c.from), id(c.to));
+        let host = host(f, &name, seed, (start, stop, measure_from), dst);
+        sources.push(FlowSource { src, dst, dscp: c.dscp, external: matches!(f, Flow::External(_)), host: Some(host) });
         let from = measure_from.max(start);
         let mut tracker = FlowTracker::new(name, f.kind(), c.from.to_string(), c.to.to_string(), from, stop.max(from));
         // Loss runs need one sequence space of packets; TCP retransmits byte ranges instead.
         tracker.loss_runs = !matches!(f, Flow::Tcp(_) | Flow::TcpVideo(_));
-        tracker.rtt_is_latency = echo;
+        tracker.rtt_is_latency = matches!(f, Flow::Ping(_));
         trackers.push(tracker);
     }
     (sources, trackers)
 }
 
-/// Flow `f`'s source, active from `start` to `stop`, and its packet size; `name` names its RNG paths.
-fn source(f: &Flow, name: &str, seed: u64, (start, stop, measure_from): (SimTime, SimTime, SimTime)) -> (SourceKind, u32) {
+/// Flow `f`'s host, active from `start` to `stop`; `name` names its RNG paths, `to` is its `to` node.
+fn host(f: &Flow, name: &str, seed: u64, (start, stop, measure_from): (SimTime, SimTime, SimTime), to: NodeId) -> Box<dyn Host> {
+    let rng = || Rng::derive(seed, &format!("flows/{name}"));
     match f {
-        Flow::UdpCbr(u) => (SourceKind::Udp(UdpSource::new(mbps(u.rate_mbps), u.packet_bytes, false, start, stop)), u.packet_bytes),
-        Flow::UdpPoisson(u) => (SourceKind::Udp(UdpSource::new(mbps(u.rate_mbps), u.packet_bytes, true, start, stop)), u.packet_bytes),
-        Flow::Saturated(u) => (SourceKind::Saturated { start, stop, backlog: u.backlog }, u.packet_bytes),
+        Flow::UdpCbr(u) => Box::new(UdpHost::new(UdpSource::new(mbps(u.rate_mbps), u.packet_bytes, false, start, stop), rng(), false)),
+        Flow::UdpPoisson(u) => Box::new(UdpHost::new(UdpSource::new(mbps(u.rate_mbps), u.packet_bytes, true, start, stop), rng(), false)),
+        Flow::Ping(u) => {
+            let rate = BitRate::from_mbps_f64(u.packet_bytes as f64 * 8.0 / (u.interval_ms * 1e-3) * 1e-6).expect("validated");
+            Box::new(UdpHost::new(UdpSource::new(rate, u.packet_bytes, false, start, stop), rng(), true))
+        }
+        Flow::Saturated(u) => Box::new(SaturatedHost::new(start, stop, u.backlog, u.packet_bytes)),
         Flow::Tcp(u) => {
-            let rng = Rng::derive(seed, &format!("flows/{name}/cc"));
-            let sender = crate::transport::tcp::TcpSender::new(&u.tcp, start, rng, u.bytes).expect("validated");
-            let receiver = crate::transport::tcp::TcpReceiver::new(&u.tcp);
-            let t = TcpFlow { sender, receiver, start, stop, timer: None, ecn_echo: Default::default(), video: None };
-            (SourceKind::Tcp(Box::new(t)), u.tcp.mss)
+            let cc = Rng::derive(seed, &format!("flows/{name}/cc"));
+            let sender = crate::transport::tcp::TcpSender::new(&u.tcp, start, cc, u.bytes).expect("validated");
+            Box::new(TcpHost::new(sender, crate::transport::tcp::TcpReceiver::new(&u.tcp), (start, stop), None))
         }
         Flow::TcpVideo(u) => {
-            let rng = Rng::derive(seed, &format!("flows/{name}/cc"));
-            let sender = crate::transport::tcp::TcpSender::new(&u.tcp, start, rng, Some(0)).expect("validated");
-            let receiver = crate::transport::tcp::TcpReceiver::new(&u.tcp);
+            let cc = Rng::derive(seed, &format!("flows/{name}/cc"));
+            let sender = crate::transport::tcp::TcpSender::new(&u.tcp, start, cc, Some(0)).expect("validated");
             let video = TcpVideoApp {
                 sender: crate::app::tcp_video::TcpVideoSender::new(&u.video, start, stop),
                 receiver: crate::app::tcp_video::TcpVideoReceiver::new(measure_from.max(start)),
                 deadline: millis(u.deadline_ms),
             };
-            let t = TcpFlow { sender, receiver, start, stop, timer: None, ecn_echo: Default::default(), video: Some(Box::new(video)) };
-            (SourceKind::Tcp(Box::new(t)), u.tcp.mss)
+            Box::new(TcpHost::new(sender, crate::transport::tcp::TcpReceiver::new(&u.tcp), (start, stop), Some(video)))
         }
         Flow::Rtc(u) => {
-            let rng = Rng::derive(seed, &format!("flows/{name}/video"));
-            let session = crate::app::rtc::RtcSession::new(&u.rtc, start, stop, measure_from.max(start), rng);
-            let r = RtcFlow { session, deadline: millis(u.deadline_ms), timer: None };
-            (SourceKind::Rtc(Box::new(r)), u.rtc.video.max_payload_bytes + u.rtc.video.overhead_bytes)
+            let video = Rng::derive(seed, &format!("flows/{name}/video"));
+            let session = crate::app::rtc::RtcSession::new(&u.rtc, start, stop, measure_from.max(start), video);
+            Box::new(RtcHost::new(session, millis(u.deadline_ms)))
         }
-        Flow::External(_) => (SourceKind::External, 0),
-        Flow::Ping(u) => {
-            let rate = BitRate::from_mbps_f64(u.packet_bytes as f64 * 8.0 / (u.interval_ms * 1e-3) * 1e-6).expect("validated");
-            (SourceKind::Udp(UdpSource::new(rate, u.packet_bytes, false, start, stop)), u.packet_bytes)
-        }
+        Flow::External(_) => Box::new(ExternalHost::new(to)),
     }
 }

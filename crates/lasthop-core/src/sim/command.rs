@@ -132,8 +132,8 @@ impl super::world::World {
     pub(super) fn apply_command(&mut self, now: crate::time::SimTime, t: &Target, set: &Map<String, Value>) -> Result<(), Refusal> {
         match *t {
             Target::FlowRate(f, mbps) => {
-                if let super::endpoints::SourceKind::Udp(u) = &mut self.sources[f as usize].kind {
-                    u.set_rate(crate::units::BitRate::from_mbps_f64(mbps).expect("resolved"));
+                if let Some(h) = self.sources[f as usize].host.as_mut() {
+                    h.set_rate(crate::units::BitRate::from_mbps_f64(mbps).expect("resolved"));
                 }
             }
             Target::StationSnr(node, db) => self.medium.as_mut().expect("a Wi-Fi station has a medium").set_mean_snr(node, db),

@@ -5,14 +5,14 @@
 //!
 //! * `open` — [`Sim`]: `next_wakeup` / `advance_to` / `inject` / `drain_egress` / `finish`; `run`;
 //! * `world` — the world's state, events and packet forwarding between nodes;
-//! * `endpoints` — what each kind of flow sends and what its ends do with what arrives;
+//! * `hosts` — each flow's socket onto the network and the calls into its host ([`crate::host`]);
 //! * `mech` — the AP mechanisms' hooks in the forwarding path; [`command`] — run-time commands;
 //! * `build` — the world from a scenario; `report` — the run's output; [`topology`] — routing.
 
 mod build;
 pub mod command;
 mod build_flows;
-mod endpoints;
+mod hosts;
 mod mech;
 mod open;
 mod report;

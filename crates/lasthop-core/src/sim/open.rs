@@ -4,9 +4,7 @@
 //! same [`RunOutput`] as `run` (and, for the same inputs, the same event digest).
 
 use super::build::Built;
-use super::endpoints::SourceKind;
 use super::world::World;
-use crate::packet::Hdr;
 use crate::scenario::Scenario;
 use crate::stats::{FlowSummary, PacketLog};
 use crate::time::SimTime;
@@ -160,7 +158,7 @@ impl Sim {
     /// The port of `external` flow `name` (`reverse`: its `to` end).
     pub fn port(&self, name: &str, reverse: bool) -> Option<Port> {
         let flow = self.w.trackers.iter().position(|t| t.name == name)? as u32;
-        matches!(self.w.sources[flow as usize].kind, SourceKind::External).then_some(Port { flow, reverse })
+        self.w.sources[flow as usize].external.then_some(Port { flow, reverse })
     }
 
     /// Hands a packet to the model now (after every event due now), at `port`; returns its id. It comes out of
@@ -168,7 +166,7 @@ impl Sim {
     pub fn inject(&mut self, port: Port, pkt: Injected) -> Result<u64, InjectError> {
         let f = port.flow;
         let src = self.w.sources.get(f as usize).ok_or(InjectError::NoSuchFlow(f))?;
-        if !matches!(src.kind, SourceKind::External) {
+        if !src.external {
             return Err(InjectError::NotExternal(f));
         }
         if !(28..=65535).contains(&pkt.size) {
@@ -181,20 +179,7 @@ impl Sim {
         if self.next_wakeup().is_none() && now >= self.w.end {
             return Err(InjectError::Ended(self.w.end));
         }
-        let ends = if port.reverse { (src.dst, src.src) } else { (src.src, src.dst) };
-        let seq = self.w.sources[f as usize].seq;
-        self.w.sources[f as usize].seq += 1;
-        let mut p = self.w.emit(now, f, seq, pkt.size, ends, Hdr::None);
-        if let Some(d) = pkt.dscp {
-            p.dscp = d;
-        }
-        if port.reverse {
-            self.w.log.mark_reverse(p.id);
-        } else {
-            self.w.trackers[f as usize].on_sent(&p);
-        }
-        self.w.arrive(now, p.src, p);
-        Ok(p.id)
+        Ok(self.w.inject(f, pkt.size, pkt.dscp, port.reverse).expect("an external flow's host takes injected packets"))
     }
 
     /// Applies a run-time command now (after every event due now): `target` and `set` as in the

@@ -1,9 +1,7 @@
 //! What a finished run reports: flow metrics, RTT and frame series, component counters.
 
-use super::endpoints::SourceKind;
 use super::open::RunOutput;
 use super::world::World;
-use crate::time::SimTime;
 
 impl World {
     pub(super) fn finish(mut self) -> RunOutput {
@@ -22,23 +20,10 @@ impl World {
         }
     }
 
-    /// Hands each video flow's RTT samples and quality report to its tracker.
+    /// Hands each flow's end-of-run measurements (a call's RTT samples, video quality) to its tracker.
     fn video_reports(&mut self) {
-        for (s, tr) in self.sources.iter().zip(self.trackers.iter_mut()) {
-            if let SourceKind::Rtc(r) = &s.kind {
-                let rtt: Vec<(SimTime, crate::time::SimDuration)> = r.session.samples.rtt.clone();
-                for (at, v) in rtt {
-                    tr.on_rtt(at, v);
-                }
-                let frame_bytes = r.session.samples.frames.iter().filter(|(t, _)| *t >= tr.measure_from && *t < tr.measure_to).map(|f| f.1).sum();
-                tr.video = Some((r.session.report(r.deadline), frame_bytes));
-            }
-            if let SourceKind::Tcp(t) = &s.kind {
-                if let Some(v) = &t.video {
-                    let frame_bytes = v.sender.frames.iter().filter(|(c, _)| *c >= tr.measure_from && *c < tr.measure_to).map(|f| f.1).sum();
-                    tr.video = Some((v.receiver.quality.report(v.deadline), frame_bytes));
-                }
-            }
+        for (s, tr) in self.sources.iter_mut().zip(self.trackers.iter_mut()) {
+            s.host.as_mut().expect("no host runs after the run").finish(tr);
         }
     }
 
@@ -51,20 +36,7 @@ impl World {
             for &(t, v) in &tr.rtt_series {
                 rtt.push(i, t, v);
             }
-            let mut log: Vec<(u64, SimTime, SimTime, bool)> = Vec::new();
-            match &s.kind {
-                SourceKind::Rtc(r) => {
-                    let smp = &r.session.samples;
-                    log.extend(r.session.quality.decoded_log.iter().map(|&(id, c, d)| (id, c, d, false)));
-                    log.extend(smp.dropped.iter().filter_map(|&(id, at)| smp.frames.get(id as usize).map(|f| (id, f.0, at, true))));
-                }
-                SourceKind::Tcp(t) => {
-                    if let Some(v) = &t.video {
-                        log.extend(v.receiver.quality.decoded_log.iter().map(|&(id, c, d)| (id, c, d, false)));
-                    }
-                }
-                _ => {}
-            }
+            let mut log = s.host.as_ref().map(|h| h.frames()).unwrap_or_default();
             log.sort_by_key(|x| x.0);
             for (id, c, d, dropped) in log {
                 frames.push(i, id, c, d, dropped);
@@ -91,14 +63,12 @@ impl World {
             .sources
             .iter()
             .zip(&self.trackers)
-            .filter_map(|(s, tr)| match &s.kind {
-                SourceKind::Tcp(t) => Some(serde_json::json!({
-                    "flow": tr.name,
-                    "sender": t.sender.stats(),
-                    "goodput_bytes": t.receiver.delivered_bytes,
-                })),
-                SourceKind::Rtc(r) => Some(serde_json::json!({ "flow": tr.name, "rtc": r.session.stats() })),
-                _ => None,
+            .filter_map(|(s, tr)| {
+                let stats = s.host.as_ref()?.stats()?;
+                let mut m = serde_json::Map::new();
+                m.insert("flow".into(), tr.name.clone().into());
+                m.extend(stats.as_object().cloned().unwrap_or_default());
+                Some(serde_json::Value::Object(m))
             })
             .collect();
         serde_json::json!({

@@ -1,6 +1,6 @@
 //! The world's state, its events, and packet forwarding between nodes.
 
-use super::endpoints::{FlowSource, SourceKind};
+use super::hosts::{FlowSource, HostCall};
 use crate::engine::EventQueue;
 use crate::engine::TimerId;
 use crate::link::{Pipe, PipeTarget};
@@ -79,6 +79,8 @@ pub(crate) struct World {
     pub medium: Option<Medium>,
     pub delivered: Vec<(NodeId, Packet)>,
     pub sources: Vec<FlowSource>,
+    /// Calls for hosts that were running when they came, in order.
+    pub deferred: Vec<(u32, HostCall)>,
     pub trackers: Vec<FlowTracker>,
     pub log: PacketLog,
     pub next_packet_id: u64,
@@ -108,7 +110,7 @@ pub(crate) fn rearm(q: &mut EventQueue<Event>, timer: &mut Option<(TimerId, SimT
 impl World {
     pub(super) fn handle(&mut self, now: SimTime, ev: Event) {
         match ev {
-            Event::Send { flow } => self.on_send(now, flow),
+            Event::Send { flow } => self.call_host(flow, HostCall::Wake(crate::host::Wake::Send)),
             Event::PipeTxEnd { pipe } => self.on_pipe_tx_end(now, pipe),
             Event::PipeArrive { pipe, pkt } => {
                 let at = match self.pipes[pipe as usize].target {
@@ -117,7 +119,7 @@ impl World {
                 };
                 self.arrive(now, at, pkt);
             }
-            Event::FlowTimer { flow } => self.on_flow_timer(now, flow),
+            Event::FlowTimer { flow } => self.call_host(flow, HostCall::Wake(crate::host::Wake::Timer)),
             Event::Mech { ap } => self.on_mech_timer(now, ap as usize),
             Event::Command { idx } => {
                 let (t, set) = self.commands[idx as usize].clone();
@@ -239,11 +241,11 @@ impl World {
         // Feedback against the flow's direction (TCP ACKs, RTCP, an external flow's reverse packets) is
         // not the flow's loss.
         let feedback = matches!(pkt.hdr, crate::packet::Hdr::Tcp { len: 0, .. } | crate::packet::Hdr::Rtcp { .. })
-            || (matches!(self.sources[pkt.flow as usize].kind, SourceKind::External) && pkt.src == self.sources[pkt.flow as usize].dst);
+            || (self.sources[pkt.flow as usize].external && pkt.src == self.sources[pkt.flow as usize].dst);
         if !feedback {
             self.trackers[pkt.flow as usize].on_dropped(origin, pkt.seq);
         }
-        self.refill(now, &pkt, reason);
+        self.call_host(pkt.flow, HostCall::Dropped(pkt, reason));
     }
 
 }
