@@ -43,7 +43,7 @@ $(PY):
 $(STAMPS)/deps: pyproject.toml | $(PY)
 	@echo "setup: installing Python dependencies into $(VENV)"
 	@$(PIP) install --upgrade pip 2>&1 | $(QUIET_PIP)
-	@$(PIP) install "maturin>=1.7,<2" numpy pyarrow pandas click rich matplotlib scipy pytest mypy \
+	@$(PIP) install "maturin>=1.7,<2" numpy pyarrow pandas click rich matplotlib scipy pytest mypy "ray>=2.9" \
 	    "tomli>=2; python_version < '3.11'" 2>&1 | $(QUIET_PIP)
 	@mkdir -p $(STAMPS) && touch $@
 

@@ -6,6 +6,8 @@
     res.flows                      # one row per flow (pandas)
     res.packets                    # one row per packet, a timestamp per stage
     res.save("runs/quickstart")    # packets.parquet, flows.parquet, summary.json
+    sw = lasthop.sweep("examples/home_rtc.toml", grid={"variant": ["linux_fq_codel", "law"]}, seeds=5)
+    sw.table                       # one row per point × flow, the grid's parameters as columns
 
 The engine is the Rust core behind the private module ``lasthop._lasthop``.
 """
@@ -16,5 +18,6 @@ from lasthop.result import RunResult
 from lasthop.runner import run
 from lasthop.scenario import Scenario
 from lasthop.sim import Egress, Sim
+from lasthop.sweeps import SweepResult, sweep
 
-__all__ = ["Scenario", "run", "Sim", "Egress", "RunResult", "LasthopError", "ScenarioError", "TraceFormatError", "__version__"]
+__all__ = ["Scenario", "run", "Sim", "Egress", "RunResult", "sweep", "SweepResult", "LasthopError", "ScenarioError", "TraceFormatError", "__version__"]

@@ -166,6 +166,19 @@ class Scenario:
                 hop["format"] = None
         return Scenario(data, base_dir=self._base_dir, source=self._source)
 
+    def with_set(self, edits: Mapping[str, Any]) -> Scenario:
+        """A copy with values set at paths written as in a variant's ``set``
+        (``{"stations[0].channel.snr_db": 20}``), applied to the scenario as written (before defaults),
+        as a variant's are. Raises :class:`ScenarioError`: a path that does not parse or fit, or an
+        invalid result."""
+        data = copy.deepcopy(self._data)
+        for key, value in edits.items():
+            try:
+                _variants.apply_set(data, _variants.parse_path(key), value)
+            except ValueError as e:
+                raise ScenarioError.single("path_error", f"set {key}: {e}", input=key, source=self._source) from None
+        return Scenario(data, base_dir=self._base_dir, source=self._source, variant=self._variant)
+
     def replace(self, **changes: Any) -> Scenario:
         """A copy with some top-level keys replaced, e.g. ``sc.replace(duration_s=5)``."""
         data = self.to_dict()

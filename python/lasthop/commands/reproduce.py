@@ -18,12 +18,14 @@ from lasthop.experiments import EXPERIMENTS, run_experiment, takes_trace
 @click.option("--trace", "trace", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="Run trace-driven experiments over this capacity trace (pitree `time_s Mbps` or "
                    "Mahimahi) instead of their default trace families.")
-def command(name: str, as_json: bool, seed: int, quick: bool, trace: Path | None) -> None:
+@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Runs at a time in worker processes; the rows are identical to --jobs 1.")
+def command(name: str, as_json: bool, seed: int, quick: bool, trace: Path | None, jobs: int) -> None:
     """Run experiment NAME and print its rows (one per variant and point)."""
     if trace is not None and not takes_trace(name):
         raise click.UsageError(f"experiment {name!r} is not trace-driven; --trace applies to: "
                                + ", ".join(sorted(n for n in EXPERIMENTS if takes_trace(n))))
-    doc = run_experiment(name, seed=seed, quick=quick, trace=trace)
+    doc = run_experiment(name, seed=seed, quick=quick, trace=trace, jobs=jobs)
     if as_json:
         click.echo(json.dumps(doc, sort_keys=True))
         return

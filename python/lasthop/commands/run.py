@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -19,6 +20,24 @@ def default_out(sc: Scenario) -> Path:
     safe = re.sub(r"[^\w.-]+", "-", sc.name).strip("-.") or "run"
     out = Path("runs") / safe
     return out / sc.variant if sc.variant else out
+
+
+def parse_set(text: str) -> tuple[str, Any]:
+    """``PATH=VALUE`` (VALUE a TOML value) → ``(PATH, value)``; a usage error says what is wrong."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+
+    path, eq, value = text.partition("=")
+    if not eq or not path.strip():
+        raise click.BadParameter(f"{text!r}: write PATH=VALUE, e.g. 'stations[0].channel.snr_db=20'",
+                                 param_hint="--set")
+    try:
+        return path.strip(), tomllib.loads(f"v = {value.strip()}")["v"]
+    except tomllib.TOMLDecodeError:
+        raise click.BadParameter(f"{text!r}: {value.strip()!r} is not a TOML value (strings are quoted: "
+                                 "--set 'name=\"x\"')", param_hint="--set") from None
 
 
 def _check_writable(out: Path) -> None:
@@ -41,14 +60,20 @@ def _check_writable(out: Path) -> None:
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Run directory to write [default: runs/<scenario name>].")
 @click.option("--variant", metavar="NAME", help="Run the scenario's [[variants]] entry NAME instead of its base.")
+@click.option("--set", "sets", multiple=True, metavar="PATH=VALUE",
+              help="Set a value (a TOML value: 20, 0.5, true, \"text\", [1, 2], { type = \"fifo\" }) at a path "
+                   "written as in a variant's `set`, e.g. --set 'stations[0].channel.snr_db=20' (repeatable; "
+                   "after --variant).")
 @click.option("--trace", type=click.Path(dir_okay=False, path_type=Path),
               help="Capacity trace (pitree `time_s Mbps` or Mahimahi) for every `capacity_trace` last hop.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print the summary as one JSON document on stdout, and nothing else.")
-def command(scenario: Path, seed: int | None, out: Path | None, variant: str | None, trace: Path | None,
-            as_json: bool) -> None:
+def command(scenario: Path, seed: int | None, out: Path | None, variant: str | None, sets: tuple[str, ...],
+            trace: Path | None, as_json: bool) -> None:
     """Run SCENARIO and write packets.parquet, flows.parquet and summary.json to the run directory."""
     sc = Scenario.load(scenario, variant=variant)
+    if sets:
+        sc = sc.with_set(dict(parse_set(s) for s in sets))
     if trace is not None:
         sc = sc.with_trace(trace)
     if seed is not None:

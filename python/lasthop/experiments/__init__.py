@@ -45,11 +45,12 @@ def plan_experiment(name: str, options: Options) -> list[PlannedRun]:
 
 
 def run_experiment(name: str, seed: int = 1, quick: bool = False,
-                   trace: str | os.PathLike[str] | None = None) -> dict[str, Any]:
-    """Runs experiment ``name`` (its plan, serially, then its reduce step); raises ``KeyError`` for an
-    unknown name. ``trace`` replaces a trace-driven experiment's default trace families with one file."""
+                   trace: str | os.PathLike[str] | None = None, jobs: int = 1) -> dict[str, Any]:
+    """Runs experiment ``name`` (its plan, in ``jobs`` worker processes or serially, then its reduce
+    step); raises ``KeyError`` for an unknown name. ``trace`` replaces a trace-driven experiment's
+    default trace families with one file."""
     with tempfile.TemporaryDirectory(prefix="lasthop-experiment-") as tmp:
         opts = Options(seed=seed, quick=quick, workdir=Path(tmp), trace=Path(trace) if trace is not None else None)
-        doc = EXPERIMENTS[name].reduce(execute(plan_experiment(name, opts)))
+        doc = EXPERIMENTS[name].reduce(execute(plan_experiment(name, opts), jobs, Path(tmp)))
     doc["experiment"] = name
     return doc

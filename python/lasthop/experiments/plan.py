@@ -67,6 +67,27 @@ class Experiment:
     """Trace-driven: the plan honours :attr:`Options.trace`."""
 
 
-def execute(plan: Sequence[PlannedRun]) -> list[Done]:
-    """Runs every planned run, one after another, in plan order."""
-    return [Done(p, lasthop.run(lasthop.Scenario.from_dict(p.scenario), seed=p.seed)) for p in plan]
+def execute(plan: Sequence[PlannedRun], jobs: int = 1, workdir: Path | None = None) -> list[Done]:
+    """Runs every planned run: one after another in this process, or with ``jobs`` > 1 in that many
+    worker processes (the local pool of ``lasthop sweep``), each saved to a run directory under
+    ``workdir`` and read back. Either way the results come in plan order and are the same."""
+    if jobs <= 1 or len(plan) <= 1:
+        return [Done(p, lasthop.run(lasthop.Scenario.from_dict(p.scenario), seed=p.seed)) for p in plan]
+    import tempfile
+
+    from lasthop.compare import Job, run_jobs
+    from lasthop.errors import LasthopError
+
+    with tempfile.TemporaryDirectory(prefix="lasthop-plan-", dir=workdir) as tmp:
+        todo = [Job(f"run{i}", lasthop.Scenario.from_dict(p.scenario).with_seed(p.seed), Path(tmp) / f"run{i}")
+                for i, p in enumerate(plan)]
+        outcomes, interrupted = run_jobs(todo, jobs)
+        if interrupted:
+            raise KeyboardInterrupt
+        for o, p in zip(outcomes, plan):
+            if not o.ok:
+                raise LasthopError(f"run {p.variant} {p.point or ''} failed: {o.message}")
+        done = [Done(p, lasthop.RunResult.load(o.job.out)) for o, p in zip(outcomes, plan)]
+        for d in done:  # read the lazy tables before the directory goes
+            _ = d.result.packets, d.result.rtt, d.result.frames
+        return done

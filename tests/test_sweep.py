@@ -1,0 +1,161 @@
+"""Sweeps: points from a grid and seeds, resumable run directories keyed by a hash, one tidy table,
+the same runs on every backend, and errors that name the spec entry."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shlex
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from support import lasthop_cli, small_scenario, toml_dumps, write_scenario
+
+import lasthop
+from lasthop.errors import ScenarioError
+from lasthop.sweeps import load_spec, plan
+
+
+def _spec(tmp: Path, grid: dict, seeds: object = 2, **extra: object) -> Path:
+    sc = small_scenario(2.0)
+    sc["variants"] = [{"name": "fifo", "set": {}},
+                      {"name": "codel", "set": {"aps[0].last_hop.queue": {"type": "codel"}}}]
+    write_scenario(tmp / "small.toml", sc)
+    p = tmp / "spec.toml"
+    p.write_text(toml_dumps({"scenario": "small.toml", "seeds": seeds, **extra, "grid": grid}))
+    return p
+
+
+def _files(d: Path) -> dict[str, bytes]:
+    return {f.relative_to(d).as_posix(): f.read_bytes() for f in sorted(d.rglob("*")) if f.is_file()}
+
+
+def test_points_are_the_grid_product_times_seeds_keyed_by_the_resolved_scenario(tmp_path: Path) -> None:
+    spec = load_spec(_spec(tmp_path, {"variant": ["fifo", "codel"], "flows[0].rate_mbps": [5, 10, 20]}, seeds=[3, 4]))
+    points = plan(spec)
+    assert len(points) == 2 * 3 * 2
+    assert [(p.params["variant"], p.params["flows[0].rate_mbps"], p.seed) for p in points[:3]] == [
+        ("fifo", 5, 3), ("fifo", 5, 4), ("fifo", 10, 3)]
+    assert len({p.key for p in points}) == len(points), "every point is a different run"
+    assert points[0].scenario.to_dict()["flows"][0]["rate_mbps"] == 5
+    assert points[-1].scenario.to_dict()["aps"][0]["last_hop"]["queue"]["type"] == "codel"
+    # The key is the resolved scenario and seed, whatever spelled it: a value equal to the default
+    # gives the same run as no value.
+    again = plan(load_spec(_spec(tmp_path / ".." / tmp_path.name, {"flows[0].rate_mbps": [10]}, seeds=[3])))
+    base = plan(load_spec(_spec(tmp_path, {}, seeds=[3])))
+    assert again[0].key == base[0].key
+
+
+def test_a_sweep_runs_resumes_and_gathers_one_row_per_point_and_flow(tmp_path: Path) -> None:
+    spec = _spec(tmp_path, {"variant": ["fifo", "codel"], "flows[1].rate_mbps": [20, 40]})
+    out = tmp_path / "out"
+    res = lasthop.sweep(spec, out, jobs=2)
+    assert len(res.ran) == 8 and not res.reused and not res.failed
+    table = res.table
+    assert len(table) == 8 * 2, "8 runs × 2 flows"
+    assert list(table.columns[:4]) == ["variant", "flows[1].rate_mbps", "seed", "point"]
+    assert set(table["flow"]) == {"video", "bulk"}
+    # The bulk flow's offered load follows the grid (the link carries 30 Mbit/s).
+    bulk = table[table["flow"] == "bulk"].groupby("flows[1].rate_mbps")["throughput_mbps"].mean()
+    assert bulk[40] > bulk[20] * 0.9
+    summary = pd.read_csv(out / "summary.csv")
+    row = summary[(summary["variant"] == "fifo") & (summary["flows[1].rate_mbps"] == 20)
+                  & (summary["flow"] == "video") & (summary["metric"] == "latency_p99_ms")]
+    assert len(row) == 1 and int(row["n"].iloc[0]) == 2
+    assert "<img" in (out / "report.html").read_text()
+    manifest = json.loads((out / "sweep.json").read_text())
+    assert {p["key"] for p in manifest["points"]} == {p.key for p in res.points}
+    first = _files(out / "runs")
+    # Nothing to do a second time; one run lost its summary (a crash mid-write): only it runs again.
+    again = lasthop.sweep(spec, out)
+    assert not again.ran and len(again.reused) == 8
+    victim = res.points[5].key
+    (out / "runs" / victim / "summary.json").unlink()
+    third = lasthop.sweep(spec, out)
+    assert third.ran == [victim]
+    assert _files(out / "runs") == first, "a resumed run is byte-identical"
+    assert third.table.equals(table)
+
+
+def test_one_worker_and_several_give_identical_run_directories(tmp_path: Path) -> None:
+    spec = _spec(tmp_path, {"flows[1].rate_mbps": [20, 40]})
+    a = lasthop.sweep(spec, tmp_path / "a", jobs=1)
+    b = lasthop.sweep(spec, tmp_path / "b", jobs=2)
+    assert _files(a.out / "runs") == _files(b.out / "runs")
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="Ray is an optional extra: pip install 'lasthop[ray]'")
+def test_the_ray_backend_gives_the_local_runs(tmp_path: Path) -> None:
+    spec = _spec(tmp_path, {"flows[1].rate_mbps": [20, 40]})
+    local = lasthop.sweep(spec, tmp_path / "local", jobs=1)
+    ray = lasthop.sweep(spec, tmp_path / "ray", backend="ray", batch=3)
+    assert sorted(ray.ran) == sorted(local.ran)
+    assert _files(ray.out / "runs") == _files(local.out / "runs")
+    assert ray.table.equals(local.table)
+
+
+def test_print_command_reproduces_a_point_byte_for_byte(tmp_path: Path) -> None:
+    spec = _spec(tmp_path, {"variant": ["codel"], "flows[0].rate_mbps": [7.5]}, seeds=[9])
+    res = lasthop.sweep(spec, tmp_path / "out")
+    key = res.points[0].key
+    r = lasthop_cli("sweep", spec, "--out", tmp_path / "out", "--print-command", key[:8], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    argv = shlex.split(r.stdout.strip())
+    assert argv[:2] == ["lasthop", "run"] and "--set" in argv and "--variant" in argv
+    argv[argv.index("--out") + 1] = str(tmp_path / "again")
+    r = lasthop_cli(*argv[1:], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "again" / "summary.json").read_bytes() == (res.run_dir(key) / "summary.json").read_bytes()
+
+
+def test_cli_runs_a_sweep_and_reports_what_it_did(tmp_path: Path) -> None:
+    spec = _spec(tmp_path, {"flows[1].rate_mbps": [20]}, seeds=1)
+    r = lasthop_cli("sweep", spec, "--out", tmp_path / "o", "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert len(doc["ran"]) == 1 and Path(doc["results"]).exists()
+    r = lasthop_cli("sweep", spec, "--out", tmp_path / "o", "--list", cwd=tmp_path)
+    assert r.returncode == 0 and doc["ran"][0] in r.stdout and "flows[1].rate_mbps=20" in r.stdout
+
+
+@pytest.mark.parametrize(("grid", "seeds", "extra", "where"), [
+    ({"flows[0].rate_mbps": []}, 1, {}, 'grid."flows[0].rate_mbps"'),
+    ({"flows[0].rate_mbps": [1, 1]}, 1, {}, "lists a value twice"),
+    ({"flows[0]..rate": [1]}, 1, {}, "invalid path"),
+    ({"variant": ["nope"]}, 1, {}, "no variant named 'nope'"),
+    ({"flows[7].rate_mbps": [1]}, 1, {}, "index 7 out of range"),
+    ({"flows[0].rate_mbps": [5, -3]}, 1, {}, 'grid."flows[0].rate_mbps"[1]'),
+    ({}, 0, {}, "seeds"),
+    ({}, [1, 1], {}, "seeds"),
+    ({}, 1, {"sedes": 3}, "sedes: unknown key"),
+])
+def test_bad_specs_name_the_entry_and_run_nothing(tmp_path: Path, grid: dict, seeds: object, extra: dict,
+                                                   where: str) -> None:
+    spec = _spec(tmp_path, grid, seeds, **extra)
+    with pytest.raises(ScenarioError) as e:
+        lasthop.sweep(spec, tmp_path / "out")
+    assert where in str(e.value)
+    assert not (tmp_path / "out").exists(), "nothing is written before every point is valid"
+    r = lasthop_cli("sweep", spec, "--out", tmp_path / "out", cwd=tmp_path)
+    assert r.returncode == 2 and where in r.stderr and "Traceback" not in r.stderr
+
+
+def test_run_set_applies_values_as_a_variant_does(small: Path) -> None:
+    r = lasthop_cli("run", small, "--set", "flows[0].rate_mbps=2.5", "--set", 'name="renamed"', "--json",
+                    cwd=small.parent)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["scenario"]["flows"][0]["rate_mbps"] == 2.5 and doc["scenario"]["name"] == "renamed"
+    for bad, msg in [("flows[0].rate_mbps", "PATH=VALUE"), ("name=x y", "not a TOML value"),
+                     ("flows[9].rate_mbps=1", "index 9 out of range"), ("flows[0].rate_mbps=-1", "flows[0].rate_mbps")]:
+        r = lasthop_cli("run", small, "--set", bad, cwd=small.parent)
+        assert r.returncode == 2 and msg in r.stderr and "Traceback" not in r.stderr, (bad, r.stderr)
+
+
+def test_experiments_on_the_worker_pool_give_the_serial_rows() -> None:
+    from lasthop.experiments import run_experiment
+
+    serial = run_experiment("sparse-flow", quick=True)
+    assert run_experiment("sparse-flow", quick=True, jobs=2) == serial
+    assert len(serial["rows"]) > 1
