@@ -159,3 +159,11 @@ def test_experiments_on_the_worker_pool_give_the_serial_rows() -> None:
     serial = run_experiment("sparse-flow", quick=True)
     assert run_experiment("sparse-flow", quick=True, jobs=2) == serial
     assert len(serial["rows"]) > 1
+
+
+def test_the_example_sweep_plans() -> None:
+    from support import EXAMPLES
+
+    points = plan(load_spec(EXAMPLES / "sweeps" / "tv_snr.toml"))
+    assert len(points) == 2 * 3 * 3
+    assert {p.params["variant"] for p in points} == {"linux_fq_codel", "law"}

@@ -213,3 +213,46 @@ def test_run_unknown_variant_exits_2(tmp_path: Path) -> None:
     assert r.returncode == 2
     assert r.stderr.strip() == "error: v.toml: no variant named 'c'; the variants are: a, b"
     assert not (tmp_path / "runs").exists()
+
+
+# -- unset ----------------------------------------------------------------------------------------------
+
+def test_a_variant_unsets_a_key_so_its_default_applies_then_sets() -> None:
+    d = with_variants({"name": "no_queue", "unset": ["aps[0].last_hop.queue"], "set": {"flows[0].rate_mbps": 3}},
+                      {"name": "no_bulk", "unset": ["flows[1]"]})
+    no_queue, no_bulk = Scenario.variants(d)
+    base = Scenario.from_dict(d).to_dict()
+    default = Scenario.from_dict({**d, "aps": [{**d["aps"][0], "last_hop": {
+        k: v for k, v in d["aps"][0]["last_hop"].items() if k != "queue"}}]}).to_dict()
+    assert no_queue.to_dict()["aps"][0]["last_hop"]["queue"] == default["aps"][0]["last_hop"]["queue"]
+    assert no_queue.to_dict()["aps"][0]["last_hop"]["queue"] != base["aps"][0]["last_hop"]["queue"]
+    assert no_queue.to_dict()["flows"][0]["rate_mbps"] == 3
+    assert [f["name"] for f in no_bulk.to_dict()["flows"]] == ["video"]
+    assert no_queue.variant_info()["unset"] == ["aps[0].last_hop.queue"]
+
+
+@pytest.mark.parametrize(("unset", "where", "message"), [
+    (["aps[0].last_hop.nope"], "variants[0].unset[0]", "has no key `nope`"),
+    (["stations[5]"], "variants[0].unset[0]", "stations[5] does not exist"),
+    (["duration_s", "x..y"], "variants[0].unset[1]", "invalid path"),
+    ("duration_s", "variants[0].unset", "array of paths"),
+])
+def test_unset_errors_name_the_entry(unset: Any, where: str, message: str) -> None:
+    with pytest.raises(ScenarioError) as e:
+        Scenario.variants(with_variants({"name": "v", "unset": unset}))
+    assert where in locs(e)
+    assert message in str(e.value)
+
+
+def test_an_error_asking_to_remove_a_base_key_says_how_in_a_variant(tmp_path: Path) -> None:
+    d = small_scenario(1.5)
+    d["aps"][0]["last_hop"] = {"type": "wifi", "standard": "ht", "profile": "linux",
+                               "rate_control": {"type": "minstrel_ht"}}
+    d["variants"] = [{"name": "law", "set": {"aps[0].mechanisms": [{"type": "law"}]}},
+                     {"name": "law_ok", "unset": ["aps[0].last_hop.rate_control"],
+                      "set": {"aps[0].mechanisms": [{"type": "law"}]}}]
+    with pytest.raises(ScenarioError) as e:
+        Scenario.variants(d)
+    assert locs(e) == ["variants[0].aps[0].last_hop.rate_control"]
+    assert 'unset = ["aps[0].last_hop.rate_control"]' in str(e.value)
+    assert Scenario.variants(d, names=["law_ok"])[0].variant == "law_ok"

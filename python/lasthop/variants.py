@@ -36,7 +36,7 @@ NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 RESERVED_NAMES = frozenset({"report"})
 """``lasthop compare`` writes its report to ``DIR/report/``."""
 
-_FIELDS = ("name", "description", "set")
+_FIELDS = ("name", "description", "set", "unset")
 
 
 @dataclass(frozen=True)
@@ -48,11 +48,17 @@ class VariantSpec:
     description: str = ""
     set: list[tuple[str, tuple[str | int, ...], Any]] = field(default_factory=list)
     """``(key as written, parsed path, value)`` in the order written."""
+    unset: list[tuple[str, tuple[str | int, ...]]] = field(default_factory=list)
+    """``(path as written, parsed path)``: keys the variant deletes (so their defaults apply), before
+    its ``set``."""
 
     def info(self) -> dict[str, Any]:
         """What a run records about its variant (``summary.json``'s ``variant``)."""
-        return {"name": self.name, "description": self.description,
-                "set": {key: copy.deepcopy(value) for key, _, value in self.set}}
+        doc: dict[str, Any] = {"name": self.name, "description": self.description,
+                               "set": {key: copy.deepcopy(value) for key, _, value in self.set}}
+        if self.unset:
+            doc["unset"] = [key for key, _ in self.unset]
+        return doc
 
 
 def _issue(type: str, loc: Sequence[str | int], msg: str, input: Any = None) -> ErrorDetails:
@@ -135,10 +141,21 @@ def _parse_one(i: int, v: Mapping[str, Any]) -> tuple[VariantSpec | None, list[E
                 edits.append((key, parse_path(key), value))
             except ValueError as e:
                 issues.append(_issue("path_syntax", (*loc, "set", key), str(e), key))
+    unset = v.get("unset", [])
+    removals: list[tuple[str, tuple[str | int, ...]]] = []
+    if not isinstance(unset, list) or not all(isinstance(u, str) for u in unset):
+        issues.append(_issue("invalid_type", (*loc, "unset"),
+                             f"must be an array of paths (strings), got {_kind(unset)}", unset))
+    else:
+        for j, key in enumerate(unset):
+            try:
+                removals.append((key, parse_path(key)))
+            except ValueError as e:
+                issues.append(_issue("path_syntax", (*loc, "unset", j), str(e), key))
     if issues:
         return None, issues
     assert isinstance(name, str) and isinstance(description, str)
-    return VariantSpec(index=i, name=name, description=description, set=edits), []
+    return VariantSpec(index=i, name=name, description=description, set=edits, unset=removals), []
 
 
 _BARE = re.compile(r"[A-Za-z0-9_-]+")
@@ -204,11 +221,35 @@ def apply_set(doc: dict[str, Any], path: tuple[str | int, ...], value: Any) -> N
         node = node[step]
 
 
+def apply_unset(doc: dict[str, Any], path: tuple[str | int, ...]) -> None:
+    """Deletes the key at ``path`` (a table key, or an array item); raises ``ValueError`` naming what
+    does not exist."""
+    node: Any = doc
+    for depth, step in enumerate(path):
+        last = depth == len(path) - 1
+        here = format_loc(path[:depth]) or "the scenario"
+        if isinstance(step, int):
+            if not isinstance(node, list) or step >= len(node):
+                raise ValueError(f"{format_loc(path[:depth + 1])} does not exist, so it cannot be unset")
+        elif not isinstance(node, dict) or step not in node:
+            what = f"{here} has no key `{step}`" if isinstance(node, dict) else f"{here} is {_kind(node)}, not a table"
+            raise ValueError(f"{what}, so {format_loc(path)} cannot be unset")
+        if last:
+            del node[step]
+            return
+        node = node[step]
+
+
 def apply_variant(doc: Mapping[str, Any], spec: VariantSpec) -> tuple[dict[str, Any], list[ErrorDetails]]:
-    """A copy of ``doc`` (without its ``variants``) with ``spec``'s edits applied, and one issue per
-    ``set`` entry that does not fit the document."""
+    """A copy of ``doc`` (without its ``variants``) with ``spec``'s edits applied (its ``unset`` first,
+    then its ``set``), and one issue per entry that does not fit the document."""
     out = copy.deepcopy({k: v for k, v in doc.items() if k != VARIANTS_KEY})
     issues = []
+    for j, (key, path) in enumerate(spec.unset):
+        try:
+            apply_unset(out, path)
+        except ValueError as e:
+            issues.append(_issue("path_error", (VARIANTS_KEY, spec.index, "unset", j), str(e), key))
     for key, path, value in spec.set:
         try:
             apply_set(out, path, value)
@@ -232,7 +273,13 @@ def relocate(issues: Sequence[ErrorDetails], spec: VariantSpec) -> list[ErrorDet
                 best = (key, path)
         prefix: tuple[str | int, ...] = (VARIANTS_KEY, spec.index)
         new = (*prefix, "set", best[0], *loc[len(best[1]):]) if best else (*prefix, *loc)
-        out.append(ErrorDetails(type=e["type"], loc=new, msg=e["msg"], input=e["input"]))
+        msg = e["msg"]
+        m = re.search(r"; remove (?:the adaptive )?(\w+)$", msg)
+        if m and not best:
+            # The key to remove is in the base document: a variant removes it with `unset`.
+            target = loc if loc and loc[-1] == m.group(1) else (*loc, m.group(1))
+            msg += f' (in this variant: unset = ["{format_loc(target)}"])'
+        out.append(ErrorDetails(type=e["type"], loc=new, msg=msg, input=e["input"]))
     return out
 
 
