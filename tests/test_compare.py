@@ -3,6 +3,7 @@ equal sequential ones and direct ``lasthop run --variant`` runs; failures and Ct
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import signal
@@ -237,8 +238,19 @@ def test_compare_over_seeds_reports_mean_ci_and_a_verdict(cq: Path) -> None:
     v = next(v for v in doc["verdicts"] if v["flow"] == "ping" and v["metric"] == "rtt_p99_ms")
     assert v["best"] != "fifo" and "fifo" in v["better_than"], v
     assert json.loads((root / "verdict.json").read_text())["verdicts"] == doc["verdicts"]
-    # The report shows each variant's first seed.
+    # The report shows each variant's first seed, under the verdict over all of them.
     check_report(root / "report" / "report.html", VARIANTS, FLOWS)
+    from lasthop.verdict import sentence
+
+    page = (root / "report" / "report.html").read_text()
+    assert "Verdict over 3 seeds" in page and page.index("Verdict over 3 seeds") < page.index("<h2>Runs</h2>")
+    assert html.escape(sentence(v)) in page
+    # `lasthop report` on the comparison directory finds the first seeds and the verdict again.
+    r = lasthop_cli("report", root, "--out", cq.parent / "again", cwd=cq.parent, timeout=120)
+    assert r.returncode == 0, r.stderr
+    again = (cq.parent / "again" / "report.html").read_text()
+    assert "Verdict over 3 seeds" in again and html.escape(sentence(v)) in again
+    check_report(cq.parent / "again" / "report.html", VARIANTS, FLOWS)
 
 
 def test_verdict_by_hand() -> None:

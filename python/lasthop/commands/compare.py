@@ -79,17 +79,20 @@ def command(ctx: click.Context, scenario: Path, out: Path | None, seed: int | No
     for o in finished:  # in plan order: each variant's seeds ascending
         first.setdefault(o.job.variant, o)
     shown = finished if seeds == 1 else list(first.values())
-    if finished:
-        from lasthop.report import build_report
-
-        report = build_report([o.job.out for o in shown], root / "report", title)
     rows = _rows(finished)
-    doc: dict[str, Any] = {"rows": rows, "report": str(report) if report else None}
+    doc: dict[str, Any] = {"rows": rows}
+    verdict = None
     if seeds > 1:
         from lasthop.verdict import summarize, verdicts
 
-        doc |= {"summary": summarize(rows), "verdicts": verdicts(rows)}
-        (root / "verdict.json").write_text(json.dumps({k: doc[k] for k in ("summary", "verdicts")}, indent=1) + "\n")
+        verdict = {"seeds": seeds, "summary": summarize(rows), "verdicts": verdicts(rows)}
+        doc |= {"summary": verdict["summary"], "verdicts": verdict["verdicts"]}
+        (root / "verdict.json").write_text(json.dumps(verdict, indent=1) + "\n")
+    if finished:
+        from lasthop.report import build_report
+
+        report = build_report([o.job.out for o in shown], root / "report", title, verdict)
+    doc["report"] = str(report) if report else None
     if as_json:
         sys.stdout.write(json.dumps(doc, allow_nan=False) + "\n")
     else:

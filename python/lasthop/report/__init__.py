@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from lasthop.errors import LasthopError
 from lasthop.report.data import Run, RunDirError, RunSeries, analyse, open_run
@@ -41,12 +42,34 @@ def open_runs(paths: Sequence[str | os.PathLike[str]]) -> list[Run]:
 
 def expand_comparisons(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
     """Each path as given, except a comparison directory (``lasthop compare``'s ``--out``: no
-    ``summary.json`` of its own, run directories inside), which stands for its runs, in name order."""
+    ``summary.json`` of its own, run directories inside), which stands for its runs, in name order;
+    over several seeds (``<variant>/seed<N>/``), each variant's first seed."""
     out: list[Path] = []
     for p in map(Path, paths):
-        runs = sorted(d for d in p.iterdir() if (d / "summary.json").is_file()) if p.is_dir() and not (p / "summary.json").exists() else []
+        runs: list[Path] = []
+        if p.is_dir() and not (p / "summary.json").exists():
+            for d in sorted(x for x in p.iterdir() if x.is_dir()):
+                if (d / "summary.json").is_file():
+                    runs.append(d)
+                    continue
+                seeds = sorted((s for s in d.glob("seed*") if (s / "summary.json").is_file() and s.name[4:].isdigit()),
+                               key=lambda s: int(s.name[4:]))
+                runs += seeds[:1]
         out += runs or [p]
     return out
+
+
+VERDICT_FILE = "verdict.json"
+
+
+def _read_verdict(path: Path) -> dict[str, Any] | None:
+    import json
+
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) and isinstance(doc.get("verdicts"), list) else None
 
 
 def default_out(paths: Sequence[str | os.PathLike[str]]) -> Path:
@@ -69,9 +92,11 @@ def file_stem(label: str) -> str:
 
 
 def build_report(paths: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str] | None = None,
-                 title: str | None = None) -> Path:
+                 title: str | None = None, verdict: Mapping[str, Any] | None = None) -> Path:
     """Writes ``report.html`` and its PNGs into ``out`` (default :func:`default_out`) for the run
-    directories ``paths``, and returns the HTML file's path."""
+    directories ``paths``, and returns the HTML file's path. ``verdict`` (``lasthop compare --seeds``'s
+    ``{"summary", "verdicts", "seeds"}``) goes at the top; for one comparison directory it is read from
+    its ``verdict.json`` when not given."""
     from lasthop import __version__
     from lasthop.report import figures, html
 
@@ -79,6 +104,8 @@ def build_report(paths: Sequence[str | os.PathLike[str]], out: str | os.PathLike
         raise RunDirError("no run directories given")
     if out is None and len(paths) == 1 and not (Path(paths[0]) / "summary.json").exists():
         out = Path(paths[0]) / "report"
+    if verdict is None and len(paths) == 1 and (Path(paths[0]) / VERDICT_FILE).is_file():
+        verdict = _read_verdict(Path(paths[0]) / VERDICT_FILE)
     paths = expand_comparisons(paths)
     runs = open_runs(paths)
     series: list[RunSeries] = [analyse(r) for r in runs]
@@ -108,7 +135,7 @@ def build_report(paths: Sequence[str | os.PathLike[str]], out: str | os.PathLike
         ts_files.append(name)
         if s.has_packets:
             images[name] = figures.png(figures.timeseries(r, s, flows))
-    text = html.page(title, runs, series, flows, images, ts_files, __version__)
+    text = html.page(title, runs, series, flows, images, ts_files, __version__, verdict)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         for name, data in images.items():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
@@ -147,8 +147,32 @@ def breakdown_table(runs: Sequence[Run], series: Sequence[RunSeries], flows: Seq
     return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
 
 
+def verdict_section(verdict: Mapping[str, Any]) -> str:
+    """The verdict of a comparison over seeds: one sentence per flow and metric, then mean ± 95 % CI."""
+    from lasthop.verdict import METRICS, sentence
+
+    seeds = verdict.get("seeds")
+    parts = [f"<h2>Verdict{f' over {seeds} seeds' if seeds else ''}</h2>",
+             '<p class="meta">Best variant by mean per flow and metric; "significantly" means Welch\'s t-test '
+             "p &lt; 0.05 over the seeds (pairwise, not corrected for multiple comparisons). The figures below "
+             "show each variant's first seed.</p><ul>"]
+    parts += [f"<li>{escape(sentence(v))}</li>" for v in verdict.get("verdicts", [])]
+    parts.append("</ul>")
+    rows = verdict.get("summary", [])
+    if rows:
+        head = "<tr><th>flow</th><th>metric</th><th>variant</th><th>n</th><th>mean ± 95 % CI</th></tr>"
+        body = "".join(
+            f"<tr><td>{escape(str(r['flow']))}</td><td>{escape(METRICS.get(r['metric'], (r['metric'],))[0])}</td>"
+            f"<td>{escape(str(r['variant']))}</td><td>{r['n']}</td><td>{fmt(r['mean'])} ± {fmt(r['ci95'])}</td></tr>"
+            for r in sorted(rows, key=lambda r: (str(r["flow"]), list(METRICS).index(r["metric"])
+                                                 if r["metric"] in METRICS else 99)))
+        parts.append(f"<table>{head}{body}</table>")
+    return "\n".join(parts)
+
+
 def page(title: str, runs: Sequence[Run], series: Sequence[RunSeries], flows: Sequence[str],
-         images: dict[str, bytes], timeseries_files: Sequence[str], version: str) -> str:
+         images: dict[str, bytes], timeseries_files: Sequence[str], version: str,
+         verdict: Mapping[str, Any] | None = None) -> str:
     """The whole HTML document. ``images`` maps PNG file names to their bytes (embedded here);
     ``timeseries_files`` names each run's time-series image."""
     parts = [f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{escape(title)}</title>",
@@ -157,6 +181,7 @@ def page(title: str, runs: Sequence[Run], series: Sequence[RunSeries], flows: Se
              f'<p class="meta">lasthop {escape(version)} report of {len(runs)} run{"s" if len(runs) != 1 else ""}. '
              "Latency is one-way (send to delivery) for packets in each flow's direction, or the round trip "
              "for ping flows, counted after the warm-up, like the flows table.</p>",
+             verdict_section(verdict) if verdict else "",
              "<h2>Runs</h2>", _runs_table(runs),
              "<h2>Flows</h2>",
              '<p class="meta">One row per run and flow: every numeric column of <code>flows.parquet</code> '
