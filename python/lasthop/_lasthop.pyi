@@ -132,6 +132,22 @@ def schema() -> str:
 def git_revision() -> str:
     """The git revision this module was built from (``unknown`` outside git, ``-dirty`` suffix)."""
 
+def emulate(
+    scenario_json: str,
+    base_dir: str,
+    seed: int | None = None,
+    duration_s: float | None = None,
+    lag_budget_us: float = 500.0,
+    spin_us: float = 100.0,
+    command: list[str] = ...,
+    command_node: str | None = None,
+    progress: Progress | None = None,
+    stdout_to_stderr: bool = False,
+) -> dict[str, Any]:
+    """Runs the scenario in real time with its external flows' endpoints as real namespaces
+    (lasthop-emu); ``run``'s dict plus ``emulation``. ValueError: nothing to emulate / unknown node;
+    OSError: set-up failed; KeyboardInterrupt: cancelled through ``progress``."""
+
 def run(
     scenario_json: str,
     base_dir: str,

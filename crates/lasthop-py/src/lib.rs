@@ -4,6 +4,7 @@
 //! The engine runs with the GIL released; progress and cancellation go through a [`Progress`] object
 //! whose fields are atomics, so a Python thread can watch a run without touching engine state.
 
+mod emu;
 use lasthop_core::scenario::{json_schema, Scenario, ScenarioError};
 use lasthop_core::sim::{self, RunError};
 use lasthop_core::validate;
@@ -18,8 +19,8 @@ use std::sync::Arc;
 /// Shared progress state of one run: simulated time reached, and a cancel flag.
 #[pyclass(frozen)]
 #[derive(Default)]
-struct Progress {
-    inner: Arc<(AtomicU64, AtomicBool)>,
+pub(crate) struct Progress {
+    pub(crate) inner: Arc<(AtomicU64, AtomicBool)>,
 }
 
 #[pymethods]
@@ -102,7 +103,7 @@ fn run<'py>(
 }
 
 /// A finished run as the dict `run` returns.
-fn output_dict<'py>(py: Python<'py>, out: &sim::RunOutput, sc: &Scenario, seed: u64) -> PyResult<Bound<'py, PyDict>> {
+pub(crate) fn output_dict<'py>(py: Python<'py>, out: &sim::RunOutput, sc: &Scenario, seed: u64) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     let cols = PyDict::new(py);
     let log = &out.packets;
@@ -292,6 +293,7 @@ fn _lasthop(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(emu::emulate, m)?)?;
     m.add_function(wrap_pyfunction!(git_revision, m)?)?;
     m.add_function(wrap_pyfunction!(saturation, m)?)?;
     m.add_function(wrap_pyfunction!(bianchi_ofdm54, m)?)?;

@@ -1,0 +1,80 @@
+//! `emulate`: a scenario in real time with real nodes (lasthop-emu), returning what `run` returns plus
+//! an `emulation` dict (lag, counters, the real nodes, the command's exit).
+
+use crate::{output_dict, Progress};
+use lasthop_core::scenario::Scenario;
+use lasthop_core::SimDuration;
+use lasthop_emu::{EmuConfig, EmuError};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::path::Path;
+use std::sync::atomic::Ordering;
+
+fn duration(name: &str, v: f64) -> PyResult<SimDuration> {
+    SimDuration::from_secs_f64(v).filter(|d| !d.is_zero()).ok_or_else(|| PyValueError::new_err(format!("{name}: must be a positive number of seconds, got {v}")))
+}
+
+#[pyfunction]
+#[pyo3(signature = (scenario_json, base_dir, seed=None, duration_s=None, lag_budget_us=500.0, spin_us=100.0, command=Vec::new(), command_node=None, progress=None, stdout_to_stderr=false))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn emulate<'py>(
+    py: Python<'py>,
+    scenario_json: &str,
+    base_dir: &str,
+    seed: Option<u64>,
+    duration_s: Option<f64>,
+    lag_budget_us: f64,
+    spin_us: f64,
+    command: Vec<String>,
+    command_node: Option<String>,
+    progress: Option<&Bound<'py, Progress>>,
+    stdout_to_stderr: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let sc = Scenario::from_json_str(scenario_json, Path::new(base_dir)).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let seed = seed.unwrap_or(sc.seed);
+    let cfg = EmuConfig {
+        duration: duration_s.map(|d| duration("duration_s", d)).transpose()?,
+        lag_budget: duration("lag_budget_us", lag_budget_us * 1e-6)?,
+        spin: SimDuration::from_secs_f64(spin_us * 1e-6).ok_or_else(|| PyValueError::new_err("spin_us: must be >= 0"))?,
+        command,
+        command_node,
+        command_stdout_to_stderr: stdout_to_stderr,
+    };
+    let shared = progress.map(|p| p.get().inner.clone()).unwrap_or_default();
+    let out = py.detach(|| lasthop_emu::emulate(&sc, seed, &cfg, &shared.1, &shared.0));
+    let out = match out {
+        Ok(o) => o,
+        Err(EmuError::Scenario(m)) => return Err(PyValueError::new_err(m)),
+        Err(e) => return Err(PyOSError::new_err(e.to_string())),
+    };
+    let cancelled = shared.1.load(Ordering::Relaxed);
+    let d = output_dict(py, &out.run, &sc, seed)?;
+    let e = PyDict::new(py);
+    let p999 = out.lag_percentile_ns(99.9);
+    e.set_item("lag_p50_us", out.lag_percentile_ns(50.0) as f64 / 1e3)?;
+    e.set_item("lag_p99_us", out.lag_percentile_ns(99.0) as f64 / 1e3)?;
+    e.set_item("lag_p999_us", p999 as f64 / 1e3)?;
+    e.set_item("lag_max_us", out.lag_ns.iter().map(|x| x.1).max().unwrap_or(0) as f64 / 1e3)?;
+    let ids: Vec<u64> = out.lag_ns.iter().map(|x| x.0).collect();
+    let lags: Vec<u64> = out.lag_ns.iter().map(|x| x.1).collect();
+    e.set_item("lag_packets", (ids, lags))?;
+    e.set_item("lag_budget_us", lag_budget_us)?;
+    e.set_item("within_budget", p999 <= cfg.lag_budget.as_ns())?;
+    e.set_item("injected", out.injected)?;
+    e.set_item("written", out.written)?;
+    e.set_item("unmapped", out.unmapped)?;
+    e.set_item("write_failures", out.write_failures)?;
+    e.set_item("ended_at_s", out.ended_at.as_secs_f64())?;
+    e.set_item("command_status", out.command_status)?;
+    e.set_item("command_killed", out.command_killed)?;
+    e.set_item("interrupted", cancelled)?;
+    e.set_item("realtime_priority", out.realtime)?;
+    let nodes: Vec<(String, String, String)> = out.nodes.iter().map(|n| (n.name.clone(), n.netns.clone(), n.addr.to_string())).collect();
+    e.set_item("nodes", nodes)?;
+    d.set_item("emulation", e)?;
+    if cancelled {
+        return Err(PyKeyboardInterrupt::new_err("emulation interrupted"));
+    }
+    Ok(d)
+}

@@ -1,0 +1,83 @@
+"""``lasthop doctor``: can this machine run ``lasthop emulate``? Each check says what to fix."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import time
+from typing import Any
+
+import click
+
+
+def _check(name: str, ok: bool, detail: str, fix: str = "", required: bool = True) -> dict[str, Any]:
+    return {"check": name, "ok": ok, "detail": detail, "fix": "" if ok else fix, "required": required}
+
+
+def checks() -> list[dict[str, Any]]:
+    """Every check, in order: privileges, TUN, iproute2 and namespaces, the clock, timers, CPUs."""
+    out = []
+    root = os.geteuid() == 0
+    out.append(_check("privileges", root, f"euid {os.geteuid()}",
+                      "run as root (namespaces and TUN devices need CAP_NET_ADMIN and CAP_SYS_ADMIN)"))
+    try:
+        with open("/dev/net/tun", "rb+", buffering=0):
+            tun = (True, "/dev/net/tun opens read-write")
+    except OSError as e:
+        tun = (False, f"/dev/net/tun: {e.strerror}")
+    out.append(_check("tun", tun[0], tun[1], "load the tun module (modprobe tun) or give the container /dev/net/tun"))
+    ip = shutil.which("ip")
+    out.append(_check("iproute2", ip is not None, ip or "`ip` not on PATH", "install iproute2 (apt install iproute2)"))
+    if ip and root:
+        name = f"lh-doctor-{os.getpid()}"
+        r = subprocess.run([ip, "netns", "add", name], capture_output=True, text=True)
+        if r.returncode == 0:
+            subprocess.run([ip, "netns", "del", name], capture_output=True)
+        out.append(_check("netns", r.returncode == 0, "created and deleted a network namespace" if r.returncode == 0
+                          else r.stderr.strip(), "allow network namespaces (a container needs CAP_SYS_ADMIN)"))
+    res = time.clock_getres(time.CLOCK_MONOTONIC)
+    out.append(_check("clock", res <= 1e-6, f"CLOCK_MONOTONIC resolution {res * 1e9:.0f} ns",
+                      "a high-resolution clock source (the lag of every packet is measured against it)"))
+    over = []
+    for _ in range(100):
+        t = time.perf_counter()
+        time.sleep(0.0005)
+        over.append((time.perf_counter() - t - 0.0005) * 1e6)
+    over.sort()
+    p99 = over[98]
+    out.append(_check("timers", p99 < 500, f"a 500 µs sleep overshoots by {over[50]:.0f} µs (p50), {p99:.0f} µs (p99)",
+                      "a quieter machine, or isolated CPUs: the emulator spins before each wakeup to absorb this",
+                      required=False))
+    cpus = sorted(os.sched_getaffinity(0))
+    out.append(_check("cpus", len(cpus) >= 2, f"{len(cpus)} CPUs available ({', '.join(map(str, cpus))})",
+                      "at least 2 CPUs: one for the model thread, one for the applications", required=False))
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
+        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+        rt = (True, "SCHED_FIFO allowed (the model thread runs at real-time priority)")
+    except (OSError, AttributeError) as e:
+        rt = (False, f"SCHED_FIFO refused: {e}")
+    out.append(_check("realtime", rt[0], rt[1], "CAP_SYS_NICE or root, for real-time priority of the model thread",
+                      required=False))
+    return out
+
+
+@click.command("doctor")
+@click.option("--json", "as_json", is_flag=True, help="Print the checks as one JSON document.")
+@click.pass_context
+def command(ctx: click.Context, as_json: bool) -> None:
+    """Check that this machine can run `lasthop emulate`: privileges, /dev/net/tun, iproute2 and network
+    namespaces, the clock and timers, CPUs and real-time scheduling; say what to fix."""
+    from lasthop.cli import EXIT_ERROR
+
+    rows = checks()
+    if as_json:
+        click.echo(json.dumps({"checks": rows}))
+    else:
+        for r in rows:
+            mark = "ok  " if r["ok"] else ("FAIL" if r["required"] else "warn")
+            click.echo(f"{mark} {r['check']:<10} {r['detail']}" + (f"\n     fix: {r['fix']}" if r["fix"] else ""))
+    if not all(r["ok"] for r in rows if r["required"]):
+        ctx.exit(EXIT_ERROR)

@@ -1,0 +1,144 @@
+"""Real-time emulation for real: namespaces, TUN devices, real sockets and kernel TCP through the model.
+
+These need root, /dev/net/tun and iproute2 (as CI has); the emulator's own lag figures are reported,
+never asserted (they depend on the machine's load), but the model's delays and rates are."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from support import EXAMPLES, REPO, small_scenario, write_scenario
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/dev/net/tun") or not shutil.which("ip"),
+                                reason="emulation needs root, /dev/net/tun and iproute2 (lasthop doctor)")
+
+APPS = Path(__file__).parent / "emu_apps"
+
+
+def _scenario(tmp: Path, **last_hop: object) -> Path:
+    d = small_scenario(30.0)
+    d["aps"][0]["last_hop"] = {"type": "wired", "rate_mbps": 20, "delay_ms": 5, **last_hop}
+    d["links"][0]["delay_ms"] = 10
+    d["flows"] = [{"name": "real", "type": "external", "from": "server", "to": "laptop"}]
+    return write_scenario(tmp / "emu.toml", d)
+
+
+def _emulate(*args: object, cwd: Path, env: dict[str, str] | None = None, timeout: float = 90) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "lasthop", "emulate", *map(str, args)], cwd=cwd, capture_output=True,
+                          text=True, timeout=timeout, env={**os.environ, **(env or {})})
+
+
+def _our_namespaces() -> list[str]:
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    return [line.split()[0] for line in out.splitlines() if line.startswith("lh-")]
+
+
+def test_real_udp_crosses_the_model_with_the_models_delay(tmp_path: Path) -> None:
+    sc = _scenario(tmp_path)
+    r = _emulate(sc, "--out", tmp_path / "run", "--json", "--", sys.executable, APPS / "udp_echo.py",
+                 cwd=tmp_path, env={"N": "30"})
+    assert r.returncode in (0, 1), r.stderr  # 1 only when this machine's lag exceeded the budget
+    summary = json.loads(r.stdout)
+    app = json.loads(r.stderr.strip().splitlines()[0])  # the command's stdout goes to stderr under --json
+    emu = summary["emulation"]
+    assert r.returncode == 0 or not emu["valid"], r.stderr
+    assert app["lost"] == 0 and len(app["rtt_ms"]) == 30
+    flows = summary["metrics"]["flows"]["real"]
+    assert flows["sent_packets"] == 30 and flows["delivered_packets"] == 30
+    # The model's one-way delay: 10 ms + 5 ms of propagation plus serialization of 228-byte packets.
+    one_way = flows["latency_p50_ms"]
+    assert 15.0 < one_way < 15.5
+    # The real round trip is the model's, twice, plus the kernel and Python on either side.
+    median = statistics.median(app["rtt_ms"])
+    assert 2 * one_way <= median < 2 * one_way + 3.0, (median, one_way)
+    assert emu["injected"] == emu["written"] == 60 and emu["command_status"] == 0
+    assert [n["address"] for n in emu["nodes"]] == ["10.77.0.1", "10.77.0.2"]
+    lag = pd.read_parquet(tmp_path / "run" / "lag.parquet")
+    packets = pd.read_parquet(tmp_path / "run" / "packets.parquet")
+    assert len(lag) == 60 and set(lag["packet_id"]) == set(range(60))
+    assert packets["t_delivered_ns"].notna().all() and packets["reverse"].sum() == 30
+    assert not {n["netns"] for n in emu["nodes"]} & set(_our_namespaces()), "its namespaces are gone"
+
+
+def test_kernel_tcp_is_shaped_by_the_modelled_link(tmp_path: Path) -> None:
+    sc = _scenario(tmp_path)
+    r = _emulate(sc, "--out", tmp_path / "run", "--json", "--lag-budget-us", "100000", "--",
+                 sys.executable, APPS / "http_fetch.py", cwd=tmp_path, env={"BYTES": "2000000"})
+    assert r.returncode == 0, r.stderr
+    app = json.loads(r.stderr.strip().splitlines()[-1])
+    assert app["bytes"] == 2_000_000
+    mbps = app["bytes"] * 8 / app["seconds"] / 1e6
+    # 20 Mbit/s of IP on the modelled last hop, 30 ms of round trip: TCP gets most of it, never more.
+    assert 8.0 < mbps < 20.0, mbps
+    fl = json.loads(r.stdout)["metrics"]["flows"]["real"]
+    assert fl["delivered_bytes"] > 2_000_000
+
+
+def test_a_real_station_shares_the_channel_with_modelled_ones(tmp_path: Path) -> None:
+    """The real laptop's round trip over the modelled 802.11n AP grows when modelled stations download."""
+    rtt = {}
+    for variant in ("quiet", None):
+        args = ["--variant", variant] if variant else []
+        r = _emulate(EXAMPLES / "emulate_wifi.toml", *args, "--duration", "6", "--out", tmp_path / str(variant),
+                     "--json", "--lag-budget-us", "100000", "--", sys.executable, APPS / "udp_echo.py",
+                     cwd=tmp_path, env={"N": "40"})
+        assert r.returncode == 0, r.stderr
+        rtt[variant] = statistics.median(json.loads(r.stderr.strip().splitlines()[0])["rtt_ms"])
+    assert rtt[None] > rtt["quiet"] + 3.0, rtt
+
+
+def test_a_crashing_app_ends_the_emulation_and_leaves_no_namespace(tmp_path: Path) -> None:
+    sc = _scenario(tmp_path)
+    before = set(_our_namespaces())
+    r = _emulate(sc, "--out", tmp_path / "run", "--", sys.executable, "-c",
+                 "import os, signal; os.kill(os.getpid(), signal.SIGKILL)", cwd=tmp_path)
+    assert r.returncode == 1 and "exited with status 137" in r.stderr, r.stderr
+    assert json.loads((tmp_path / "run" / "summary.json").read_text())["emulation"]["command_status"] == 137
+    assert set(_our_namespaces()) <= before
+
+
+def test_ctrl_c_stops_the_emulation_and_removes_its_namespaces(tmp_path: Path) -> None:
+    sc = _scenario(tmp_path)
+    before = set(_our_namespaces())
+    p = subprocess.Popen([sys.executable, "-m", "lasthop", "emulate", str(sc), "--out", str(tmp_path / "run"), "--",
+                          "sleep", "60"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(100):
+            if set(_our_namespaces()) - before:
+                break
+            time.sleep(0.1)
+        assert set(_our_namespaces()) - before, "the emulation set up its namespaces"
+        time.sleep(0.5)
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=30)
+    finally:
+        p.kill()
+    assert p.returncode == 130, err
+    assert set(_our_namespaces()) <= before
+    assert not (tmp_path / "run" / "summary.json").exists()
+
+
+def test_nothing_to_emulate_or_an_unknown_node_is_a_usage_error(tmp_path: Path, small: Path) -> None:
+    r = _emulate(small, "--duration", "1", cwd=tmp_path)
+    assert r.returncode == 2 and "no `external` flow" in r.stderr and "Traceback" not in r.stderr
+    r = _emulate(_scenario(tmp_path), "--in", "fridge", "--duration", "1", cwd=tmp_path)
+    assert r.returncode == 2 and "fridge" in r.stderr and "laptop" in r.stderr
+
+
+def test_doctor_passes_here() -> None:
+    r = subprocess.run([sys.executable, "-m", "lasthop", "doctor", "--json"], capture_output=True, text=True,
+                       cwd=REPO, timeout=60)
+    assert r.returncode == 0, r.stdout
+    names = {c["check"]: c for c in json.loads(r.stdout)["checks"]}
+    assert {"privileges", "tun", "iproute2", "netns", "clock"} <= set(names)
+    assert all(names[k]["ok"] for k in ("privileges", "tun", "iproute2", "netns"))
