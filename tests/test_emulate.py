@@ -68,6 +68,28 @@ def test_real_udp_crosses_the_model_with_the_models_delay(tmp_path: Path) -> Non
     assert len(lag) == 60 and set(lag["packet_id"]) == set(range(60))
     assert packets["t_delivered_ns"].notna().all() and packets["reverse"].sum() == 30
     assert not {n["netns"] for n in emu["nodes"]} & set(_our_namespaces()), "its namespaces are gone"
+    # What crossed each side, as a pcap (raw IPv4): the laptop sent 30 requests and got 30 replies.
+    laptop = _pcap(tmp_path / "run" / "pcap" / "laptop.pcap")
+    udp = [p for p in laptop if p[0] >> 4 == 4 and p[9] == 17]
+    assert len(udp) == 60 and sum(p[12:16] == bytes([10, 77, 0, 2]) for p in udp) == 30
+
+
+def _pcap(path: Path) -> list[bytes]:
+    """The packets of a pcap file (either byte order, µs or ns stamps), checked to be raw IPv4/IPv6."""
+    import struct
+
+    data = path.read_bytes()
+    magic = data[:4]
+    order = "<" if magic in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"
+    assert struct.unpack(order + "I", data[:4])[0] in (0xA1B2C3D4, 0xA1B23C4D)
+    assert struct.unpack(order + "I", data[20:24])[0] == 101, "LINKTYPE_RAW"
+    out, i = [], 24
+    while i < len(data):
+        _, _, incl, _ = struct.unpack(order + "IIII", data[i:i + 16])
+        out.append(data[i + 16:i + 16 + incl])
+        i += 16 + incl
+    assert i == len(data)
+    return out
 
 
 def test_kernel_tcp_is_shaped_by_the_modelled_link(tmp_path: Path) -> None:
@@ -142,3 +164,32 @@ def test_doctor_passes_here() -> None:
     names = {c["check"]: c for c in json.loads(r.stdout)["checks"]}
     assert {"privileges", "tun", "iproute2", "netns", "clock"} <= set(names)
     assert all(names[k]["ok"] for k in ("privileges", "tun", "iproute2", "netns"))
+
+
+def test_replay_reproduces_every_decision_of_an_emulation(tmp_path: Path) -> None:
+    """Real TCP beside modelled Wi-Fi stations, then the recorded inputs through the same model in
+    simulation: the same event digest and the same stage timestamps for every packet."""
+    run = tmp_path / "run"
+    r = _emulate(EXAMPLES / "emulate_wifi.toml", "--duration", "8", "--out", run, "--lag-budget-us", "100000",
+                 "--", sys.executable, APPS / "http_fetch.py", cwd=tmp_path, env={"BYTES": "300000"})
+    assert r.returncode == 0, r.stderr
+    inputs = pd.read_parquet(run / "inputs.parquet")
+    assert len(inputs) > 200 and set(inputs["flow"]) == {"real"} and inputs["reverse"].any()
+    assert inputs["t_ns"].is_monotonic_increasing
+    r = subprocess.run([sys.executable, "-m", "lasthop", "replay", str(run)], capture_output=True, text=True,
+                       cwd=tmp_path, timeout=120)
+    assert r.returncode == 0 and "identical" in r.stdout, r.stdout + r.stderr
+    a = pd.read_parquet(run / "packets.parquet")
+    b = pd.read_parquet(run / "replay" / "packets.parquet")
+    assert len(a) == len(b) > len(inputs)
+    pd.testing.assert_frame_equal(a, b)
+    assert json.loads((run / "summary.json").read_text())["event_digest"] == \
+        json.loads((run / "replay" / "summary.json").read_text())["event_digest"]
+
+
+def test_replay_refuses_a_simulated_run(tmp_path: Path, small: Path) -> None:
+    subprocess.run([sys.executable, "-m", "lasthop", "run", str(small), "--out", str(tmp_path / "sim")], check=True,
+                   capture_output=True, cwd=tmp_path)
+    r = subprocess.run([sys.executable, "-m", "lasthop", "replay", str(tmp_path / "sim")], capture_output=True,
+                       text=True, cwd=tmp_path)
+    assert r.returncode == 1 and "not an emulation's run directory" in r.stderr

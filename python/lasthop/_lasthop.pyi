@@ -143,6 +143,7 @@ def emulate(
     command_node: str | None = None,
     progress: Progress | None = None,
     stdout_to_stderr: bool = False,
+    pcap_dir: str | None = None,
 ) -> dict[str, Any]:
     """Runs the scenario in real time with its external flows' endpoints as real namespaces
     (lasthop-emu); ``run``'s dict plus ``emulation``. ValueError: nothing to emulate / unknown node;

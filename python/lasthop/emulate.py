@@ -31,9 +31,9 @@ from lasthop.result import RunResult
 from lasthop.runner import _as_scenario, _cancel, _wait
 from lasthop.scenario import Scenario
 
-__all__ = ["emulate", "Emulation", "EmulationError"]
+__all__ = ["emulate", "replay", "Emulation", "EmulationError"]
 
-LAG_FILE = "lag.parquet"
+LAG_FILE, INPUTS_FILE = "lag.parquet", "inputs.parquet"
 
 
 class EmulationError(LasthopError):
@@ -48,6 +48,13 @@ class Emulation:
 
     result: RunResult
     lag: Any
+    inputs: Any
+    """Every real packet handed to the model, in order: ``t_ns`` (model time), ``flow``, ``reverse``,
+    ``size_bytes``, ``dscp`` — what :func:`replay` feeds the same model to reproduce the run."""
+    pcaps: dict[str, bytes]
+    """Per real node, the bytes of ``<node>.pcap`` (empty without ``pcap=True``): raw IPv4, every packet
+    it sent into the model and every one the model delivered to it, stamped with the time it crossed
+    the device (Wireshark, ``tcpdump -r``)."""
 
     @property
     def valid(self) -> bool:
@@ -60,15 +67,23 @@ class Emulation:
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
         (d / "summary.json").unlink(missing_ok=True)
-        tmp = d / f".{LAG_FILE}.tmp"
-        self.lag.to_parquet(tmp, index=False)
-        os.replace(tmp, d / LAG_FILE)
+        for name, df in ((LAG_FILE, self.lag), (INPUTS_FILE, self.inputs)):
+            tmp = d / f".{name}.tmp"
+            df.to_parquet(tmp, index=False)
+            os.replace(tmp, d / name)
+        if self.pcaps:
+            (d / "pcap").mkdir(exist_ok=True)
+            for name, data in self.pcaps.items():
+                tmp = d / "pcap" / f".{name}.tmp"
+                tmp.write_bytes(data)
+                os.replace(tmp, d / "pcap" / name)
         return self.result.save(d)
 
 
 def emulate(scenario: Scenario | str | os.PathLike[str] | Mapping[str, Any], command: Sequence[str] = (), *,
             seed: int | None = None, duration_s: float | None = None, node: str | None = None,
-            lag_budget_us: float = 500.0, spin_us: float = 100.0, stdout_to_stderr: bool = False) -> Emulation:
+            lag_budget_us: float = 500.0, spin_us: float = 100.0, stdout_to_stderr: bool = False,
+            pcap: bool = True) -> Emulation:
     """Runs ``scenario`` in real time with its external flows' endpoints as real namespaces; see the
     module docs. Ctrl-C ends the emulation (namespaces removed) and raises KeyboardInterrupt."""
     sc = _as_scenario(scenario)
@@ -77,11 +92,15 @@ def emulate(scenario: Scenario | str | os.PathLike[str] | Mapping[str, Any], com
     handle = _lasthop.Progress()
     done = threading.Event()
     box: dict[str, Any] = {}
+    import tempfile
+
+    captures = tempfile.TemporaryDirectory(prefix="lasthop-pcap-")
 
     def work() -> None:
         try:
             box["out"] = _lasthop.emulate(sc.to_json(), sc.base_dir, None, duration_s, lag_budget_us, spin_us,
-                                          list(command), node, handle, stdout_to_stderr)
+                                          list(command), node, handle, stdout_to_stderr,
+                                          captures.name if pcap else None)
         except BaseException as e:  # noqa: BLE001 - handed to the waiting thread
             box["err"] = e
         finally:
@@ -107,10 +126,46 @@ def emulate(scenario: Scenario | str | os.PathLike[str] | Mapping[str, Any], com
     res = RunResult._from_native(out, variant=sc.variant_info())
     emu = dict(out["emulation"])
     ids, lags = emu.pop("lag_packets")
+    t_ns, flow, reverse, size, dscp = emu.pop("inputs")
+    names = [f.get("name") or f"flow{i}" for i, f in enumerate(sc.to_dict()["flows"])]
+    inputs = pd.DataFrame({"t_ns": np.asarray(t_ns, dtype=np.int64), "flow": [names[f] for f in flow],
+                           "reverse": np.asarray(reverse, dtype=bool), "size_bytes": np.asarray(size, dtype=np.int64),
+                           "dscp": np.asarray(list(dscp), dtype=np.int64)})
     emu["valid"] = bool(emu.pop("within_budget"))
     emu["nodes"] = [{"node": n, "netns": ns, "address": a} for n, ns, a in emu["nodes"]]
     emu["command"] = list(command)
     res.summary["emulation"] = emu
     lag = pd.DataFrame({"packet_id": np.asarray(ids, dtype=np.int64),
                         "lag_us": np.asarray(lags, dtype=np.float64) / 1e3})
-    return Emulation(res, lag)
+    with captures:
+        pcaps = {p.name: p.read_bytes() for p in sorted(Path(captures.name).glob("*.pcap"))}
+    return Emulation(res, lag, inputs, pcaps)
+
+
+def replay(run_dir: str | os.PathLike[str]) -> RunResult:
+    """Feeds an emulation's recorded inputs (``inputs.parquet``) to the same scenario and seed in
+    simulation, each at its model time, up to the time the emulation ended: the model decides exactly
+    as it did (same event digest, same per-packet stage timestamps)."""
+    import pandas as pd
+
+    from lasthop.result import _read_summary
+    from lasthop.sim import Sim
+
+    d = Path(run_dir)
+    summary = _read_summary(d, os.fspath(run_dir))
+    emu = summary.get("emulation")
+    if not isinstance(emu, dict) or not (d / INPUTS_FILE).is_file():
+        raise LasthopError(f"{run_dir}: not an emulation's run directory (no `emulation` in summary.json, "
+                           f"or no {INPUTS_FILE})")
+    sc = Scenario.from_dict(summary["scenario"])
+    sim = Sim(sc, seed=int(summary["seed"]))
+    inputs = pd.read_parquet(d / INPUTS_FILE)
+    for t, flow, rev, size, dscp in zip(inputs["t_ns"].tolist(), inputs["flow"].tolist(), inputs["reverse"].tolist(),
+                                        inputs["size_bytes"].tolist(), inputs["dscp"].tolist()):
+        sim.advance_to_ns(t)
+        sim.inject(flow, size, reverse=rev, dscp=dscp)
+    sim.advance_to_ns(int(emu["ended_at_ns"]))
+    res = sim.finish()
+    res.summary["replay_of"] = {"run_dir": os.fspath(run_dir), "event_digest": summary["event_digest"],
+                                "identical": res.summary["event_digest"] == summary["event_digest"]}
+    return res

@@ -25,7 +25,7 @@
 pub mod netns;
 pub mod realtime;
 
-pub use realtime::{emulate, EmuConfig, EmuOutput};
+pub use realtime::{emulate, EmuConfig, EmuOutput, Input};
 
 /// Why an emulation could not run.
 #[derive(Debug, thiserror::Error)]

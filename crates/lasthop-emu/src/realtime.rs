@@ -32,11 +32,14 @@ pub struct EmuConfig {
     /// The command's standard output goes to this process's standard error (keeping stdout for a
     /// machine-readable result).
     pub command_stdout_to_stderr: bool,
+    /// Write `<node>.pcap` here for each real node: every packet it sent into the model and every one
+    /// the model delivered to it, as raw IPv4, time-stamped when it crossed the device.
+    pub pcap_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for EmuConfig {
     fn default() -> Self {
-        EmuConfig { duration: None, lag_budget: SimDuration::from_us(500), spin: SimDuration::from_us(100), command: Vec::new(), command_node: None, command_stdout_to_stderr: false }
+        EmuConfig { duration: None, lag_budget: SimDuration::from_us(500), spin: SimDuration::from_us(100), command: Vec::new(), command_node: None, command_stdout_to_stderr: false, pcap_dir: None }
     }
 }
 
@@ -48,6 +51,16 @@ pub struct RealNode {
     pub addr: Ipv4Addr,
 }
 
+/// A real packet handed to the model: when (model time), where, and what the model saw of it. Feeding
+/// the same inputs to the same scenario and seed reproduces the run exactly (`lasthop replay`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Input {
+    pub at: SimTime,
+    pub port: Port,
+    pub size: u32,
+    pub dscp: u8,
+}
+
 /// What an emulation produced.
 #[derive(Debug)]
 pub struct EmuOutput {
@@ -56,6 +69,8 @@ pub struct EmuOutput {
     /// Per packet written to a real node: (packet id, write time − the model's release time in ns).
     pub lag_ns: Vec<(u64, u64)>,
     pub nodes: Vec<RealNode>,
+    /// Every real packet handed to the model, in order.
+    pub inputs: Vec<Input>,
     /// Real packets handed to the model, written out of it, read but not carried (no flow between
     /// their addresses, not IPv4), and delivered by the model but not writable (the device was full).
     pub injected: u64,
@@ -224,7 +239,8 @@ pub fn emulate(sc: &Scenario, seed: u64, cfg: &EmuConfig, cancel: &AtomicBool, p
     };
     let nodes = set_up(&names)?;
     let end = cfg.duration.map(|d| SimTime::ZERO + d).unwrap_or(sim.end()).min(sim.end());
-    let mut lp = Loop::new(&nodes, ports, cfg.spin)?;
+    let pcaps = captures(cfg.pcap_dir.as_deref(), &nodes.info)?;
+    let mut lp = Loop::new(&nodes, ports, cfg.spin, pcaps)?;
     // Timer expirations on time, not up to 50 µs late (the default slack of a normal thread), and the
     // model thread ahead of the applications for the CPU (SCHED_FIFO; it sleeps in epoll between
     // wakeups, so it takes the CPU only while it has work).
@@ -238,8 +254,12 @@ pub fn emulate(sc: &Scenario, seed: u64, cfg: &EmuConfig, cancel: &AtomicBool, p
     }
     let (command_status, command_killed) = child.as_mut().map(stop).unwrap_or((None, false));
     let ended_at = result?;
+    for c in &mut lp.pcaps {
+        c.finish()?;
+    }
     let out = EmuOutput {
         lag_ns: std::mem::take(&mut lp.lag_ns),
+        inputs: std::mem::take(&mut lp.inputs),
         nodes: nodes.info.clone(),
         injected: lp.injected,
         written: lp.written,
@@ -267,7 +287,11 @@ struct Loop<'a> {
     timer: TimerFd,
     spin: SimDuration,
     buf: Vec<u8>,
+    /// Per real node, its capture (`EmuConfig::pcap_dir`), and the epoch time of model time zero.
+    pcaps: Vec<Capture>,
+    epoch0: std::time::Duration,
     pub lag_ns: Vec<(u64, u64)>,
+    pub inputs: Vec<Input>,
     pub injected: u64,
     pub written: u64,
     pub unmapped: u64,
@@ -279,7 +303,7 @@ const TIMER: u64 = u64::MAX;
 const FORGET_AFTER: SimDuration = SimDuration::from_secs(60);
 
 impl<'a> Loop<'a> {
-    fn new(nodes: &'a Nodes, ports: HashMap<(usize, usize), Port>, spin: SimDuration) -> Result<Self, EmuError> {
+    fn new(nodes: &'a Nodes, ports: HashMap<(usize, usize), Port>, spin: SimDuration, pcaps: Vec<Capture>) -> Result<Self, EmuError> {
         let epoll = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC).map_err(io)?;
         let timer = TimerFd::new(ClockId::CLOCK_MONOTONIC, TimerFlags::TFD_NONBLOCK | TimerFlags::TFD_CLOEXEC).map_err(io)?;
         for (k, t) in nodes.tuns.iter().enumerate() {
@@ -295,7 +319,10 @@ impl<'a> Loop<'a> {
             timer,
             spin,
             buf: vec![0; 65536],
+            pcaps,
+            epoch0: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default(),
             lag_ns: Vec::new(),
+            inputs: Vec::new(),
             injected: 0,
             written: 0,
             unmapped: 0,
@@ -375,6 +402,9 @@ impl Loop<'_> {
                     Err(e) => return Err(io(format!("reading {}: {e}", self.tuns[k].name))),
                 };
                 n += 1;
+                if let Some(c) = self.pcaps.get_mut(k) {
+                    c.write(self.epoch0 + std::time::Duration::from_nanos(sim.now().as_ns()), &self.buf[..len]);
+                }
                 self.inject(sim, k, len);
             }
         }
@@ -400,6 +430,7 @@ impl Loop<'_> {
         let dscp = h.dcp().value();
         match sim.inject(port, Injected { size: len as u32, dscp: Some(dscp) }) {
             Ok(id) => {
+                self.inputs.push(Input { at: sim.now(), port, size: len as u32, dscp });
                 self.inside.insert(id, (bytes.to_vec(), to, sim.now()));
                 self.injected += 1;
             }
@@ -411,11 +442,15 @@ impl Loop<'_> {
     fn write_egress(&mut self, sim: &mut Sim, clock: &Clock) {
         for e in sim.drain_egress() {
             let Some((bytes, to, _)) = self.inside.remove(&e.id) else { continue };
-            let lag = clock.now().saturating_since(e.delivered).as_ns();
+            let now = clock.now();
+            let lag = now.saturating_since(e.delivered).as_ns();
             match self.tuns[to].dev.send(&bytes) {
                 Ok(_) => {
                     self.written += 1;
                     self.lag_ns.push((e.id, lag));
+                    if let Some(c) = self.pcaps.get_mut(to) {
+                        c.write(self.epoch0 + std::time::Duration::from_nanos(now.as_ns()), &bytes);
+                    }
                 }
                 Err(_) => self.write_failures += 1,
             }
@@ -473,4 +508,47 @@ mod tests {
         assert_eq!(slug("Living Room/TV"), "living-room-tv");
         assert!(slug(&"x".repeat(50)).len() <= 20);
     }
+}
+
+/// One real node's capture file.
+struct Capture {
+    w: Option<pcap_file::pcap::PcapWriter<std::io::BufWriter<std::fs::File>>>,
+    path: std::path::PathBuf,
+    error: Option<String>,
+}
+
+impl Capture {
+    fn write(&mut self, ts: std::time::Duration, data: &[u8]) {
+        if let Some(w) = &mut self.w {
+            if let Err(e) = w.write_packet(&pcap_file::pcap::PcapPacket::new(ts, data.len() as u32, data)) {
+                self.error = Some(e.to_string());
+                self.w = None;
+            }
+        }
+    }
+    fn finish(&mut self) -> Result<(), EmuError> {
+        if let Some(w) = self.w.take() {
+            use std::io::Write;
+            w.into_writer().flush().map_err(|e| EmuError::Io(format!("{}: {e}", self.path.display())))?;
+        }
+        match self.error.take() {
+            Some(e) => Err(EmuError::Io(format!("{}: {e}", self.path.display()))),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A capture per real node in `dir` (none without one).
+fn captures(dir: Option<&std::path::Path>, nodes: &[RealNode]) -> Result<Vec<Capture>, EmuError> {
+    let Some(dir) = dir else { return Ok(Vec::new()) };
+    nodes
+        .iter()
+        .map(|n| {
+            let path = dir.join(format!("{}.pcap", slug(&n.name)));
+            let f = std::fs::File::create(&path).map_err(|e| EmuError::Setup(format!("{}: {e}", path.display())))?;
+            let header = pcap_file::pcap::PcapHeader { datalink: pcap_file::DataLink::RAW, ts_resolution: pcap_file::TsResolution::NanoSecond, ..Default::default() };
+            let w = pcap_file::pcap::PcapWriter::with_header(std::io::BufWriter::new(f), header).map_err(|e| EmuError::Setup(format!("{}: {e}", path.display())))?;
+            Ok(Capture { w: Some(w), path, error: None })
+        })
+        .collect()
 }

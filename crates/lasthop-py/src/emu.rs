@@ -16,7 +16,7 @@ fn duration(name: &str, v: f64) -> PyResult<SimDuration> {
 }
 
 #[pyfunction]
-#[pyo3(signature = (scenario_json, base_dir, seed=None, duration_s=None, lag_budget_us=500.0, spin_us=100.0, command=Vec::new(), command_node=None, progress=None, stdout_to_stderr=false))]
+#[pyo3(signature = (scenario_json, base_dir, seed=None, duration_s=None, lag_budget_us=500.0, spin_us=100.0, command=Vec::new(), command_node=None, progress=None, stdout_to_stderr=false, pcap_dir=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn emulate<'py>(
     py: Python<'py>,
@@ -30,6 +30,7 @@ pub(crate) fn emulate<'py>(
     command_node: Option<String>,
     progress: Option<&Bound<'py, Progress>>,
     stdout_to_stderr: bool,
+    pcap_dir: Option<std::path::PathBuf>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let sc = Scenario::from_json_str(scenario_json, Path::new(base_dir)).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let seed = seed.unwrap_or(sc.seed);
@@ -40,6 +41,7 @@ pub(crate) fn emulate<'py>(
         command,
         command_node,
         command_stdout_to_stderr: stdout_to_stderr,
+        pcap_dir,
     };
     let shared = progress.map(|p| p.get().inner.clone()).unwrap_or_default();
     let out = py.detach(|| lasthop_emu::emulate(&sc, seed, &cfg, &shared.1, &shared.0));
@@ -66,6 +68,16 @@ pub(crate) fn emulate<'py>(
     e.set_item("unmapped", out.unmapped)?;
     e.set_item("write_failures", out.write_failures)?;
     e.set_item("ended_at_s", out.ended_at.as_secs_f64())?;
+    e.set_item("ended_at_ns", out.ended_at.as_ns())?;
+    let i = &out.inputs;
+    let inputs = (
+        i.iter().map(|x| x.at.as_ns()).collect::<Vec<u64>>(),
+        i.iter().map(|x| x.port.flow).collect::<Vec<u32>>(),
+        i.iter().map(|x| x.port.reverse).collect::<Vec<bool>>(),
+        i.iter().map(|x| x.size).collect::<Vec<u32>>(),
+        i.iter().map(|x| x.dscp).collect::<Vec<u8>>(),
+    );
+    e.set_item("inputs", inputs)?;
     e.set_item("command_status", out.command_status)?;
     e.set_item("command_killed", out.command_killed)?;
     e.set_item("interrupted", cancelled)?;
