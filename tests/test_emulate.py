@@ -193,3 +193,28 @@ def test_replay_refuses_a_simulated_run(tmp_path: Path, small: Path) -> None:
     r = subprocess.run([sys.executable, "-m", "lasthop", "replay", str(tmp_path / "sim")], capture_output=True,
                        text=True, cwd=tmp_path)
     assert r.returncode == 1 and "not an emulation's run directory" in r.stderr
+
+
+def test_zhuge_holds_real_tcp_acks_read_in_the_clear(tmp_path: Path) -> None:
+    """Zhuge at the AP treats an external flow as TCP: the real ACKs (headers parsed, bytes untouched)
+    are held like modelled ones once its warm-up (3 s) is over, and the replay still matches."""
+    d = small_scenario(30.0)
+    d["aps"][0]["last_hop"] = {"type": "wired", "rate_mbps": 20, "delay_ms": 5}
+    d["aps"][0]["mechanisms"] = [{"type": "zhuge"}]
+    d["links"][0]["delay_ms"] = 10
+    d["flows"] = [{"name": "real", "type": "external", "from": "server", "to": "laptop"}]
+    sc = write_scenario(tmp_path / "zhuge.toml", d)
+    run = tmp_path / "run"
+    r = _emulate(sc, "--out", run, "--json", "--lag-budget-us", "100000", "--", sys.executable,
+                 APPS / "http_fetch.py", cwd=tmp_path, env={"BYTES": "3000000", "START_S": "3.5"})
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stderr.strip().splitlines()[-1])["bytes"] == 3_000_000
+    (zhuge,) = json.loads(r.stdout)["components"]["mechanisms"]
+    acks = zhuge["flows"][0]["feedback"]["ack_delayer"]
+    assert acks["acks"] > 500 and acks["acks_delayed"] > 100, acks
+    inputs = pd.read_parquet(run / "inputs.parquet")
+    data = inputs[~inputs["reverse"] & (inputs["tcp_len"] > 0)]
+    assert len(data) > 1500 and inputs["tcp_seq"].notna().all()
+    r = subprocess.run([sys.executable, "-m", "lasthop", "replay", str(run)], capture_output=True, text=True,
+                       cwd=tmp_path, timeout=120)
+    assert r.returncode == 0 and "identical" in r.stdout, r.stdout + r.stderr

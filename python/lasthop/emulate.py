@@ -50,7 +50,8 @@ class Emulation:
     lag: Any
     inputs: Any
     """Every real packet handed to the model, in order: ``t_ns`` (model time), ``flow``, ``reverse``,
-    ``size_bytes``, ``dscp`` — what :func:`replay` feeds the same model to reproduce the run."""
+    ``size_bytes``, ``dscp``, and for TCP segments ``tcp_seq``, ``tcp_len``, ``tcp_ack`` (read in the
+    clear; null otherwise) — what :func:`replay` feeds the same model to reproduce the run."""
     pcaps: dict[str, bytes]
     """Per real node, the bytes of ``<node>.pcap`` (empty without ``pcap=True``): raw IPv4, every packet
     it sent into the model and every one the model delivered to it, stamped with the time it crossed
@@ -126,11 +127,13 @@ def emulate(scenario: Scenario | str | os.PathLike[str] | Mapping[str, Any], com
     res = RunResult._from_native(out, variant=sc.variant_info())
     emu = dict(out["emulation"])
     ids, lags = emu.pop("lag_packets")
-    t_ns, flow, reverse, size, dscp = emu.pop("inputs")
+    t_ns, flow, reverse, size, dscp, tcp = emu.pop("inputs")
     names = [f.get("name") or f"flow{i}" for i, f in enumerate(sc.to_dict()["flows"])]
     inputs = pd.DataFrame({"t_ns": np.asarray(t_ns, dtype=np.int64), "flow": [names[f] for f in flow],
                            "reverse": np.asarray(reverse, dtype=bool), "size_bytes": np.asarray(size, dtype=np.int64),
                            "dscp": np.asarray(list(dscp), dtype=np.int64)})
+    for i, col in enumerate(("tcp_seq", "tcp_len", "tcp_ack")):
+        inputs[col] = pd.array([None if t is None else t[i] for t in tcp], dtype="Int64")
     emu["valid"] = bool(emu.pop("within_budget"))
     emu["nodes"] = [{"node": n, "netns": ns, "address": a} for n, ns, a in emu["nodes"]]
     emu["command"] = list(command)
@@ -160,10 +163,13 @@ def replay(run_dir: str | os.PathLike[str]) -> RunResult:
     sc = Scenario.from_dict(summary["scenario"])
     sim = Sim(sc, seed=int(summary["seed"]))
     inputs = pd.read_parquet(d / INPUTS_FILE)
-    for t, flow, rev, size, dscp in zip(inputs["t_ns"].tolist(), inputs["flow"].tolist(), inputs["reverse"].tolist(),
-                                        inputs["size_bytes"].tolist(), inputs["dscp"].tolist()):
+    cols = [inputs[c].tolist() for c in ("t_ns", "flow", "reverse", "size_bytes", "dscp")]
+    tcp = [None if s is pd.NA or s is None else (int(s), int(n), int(a))
+           for s, n, a in zip(*(inputs[c].astype(object).tolist() if c in inputs else [None] * len(inputs)
+                                for c in ("tcp_seq", "tcp_len", "tcp_ack")))]
+    for (t, flow, rev, size, dscp), seg in zip(zip(*cols), tcp):
         sim.advance_to_ns(t)
-        sim.inject(flow, size, reverse=rev, dscp=dscp)
+        sim.inject(flow, size, reverse=rev, dscp=dscp, tcp=seg)
     sim.advance_to_ns(int(emu["ended_at_ns"]))
     res = sim.finish()
     res.summary["replay_of"] = {"run_dir": os.fspath(run_dir), "event_digest": summary["event_digest"],

@@ -79,10 +79,12 @@ class Sim:
         ``ValueError`` naming the target or key at fault."""
         self._native.command(target, json.dumps({**(set or {}), **values}))
 
-    def inject(self, flow: str, size_bytes: int, reverse: bool = False, dscp: int | None = None) -> int:
+    def inject(self, flow: str, size_bytes: int, reverse: bool = False, dscp: int | None = None,
+               tcp: tuple[int, int, int] | None = None) -> int:
         """Hands a packet of ``external`` flow ``flow`` to the model now (``reverse``: at its ``to``
-        end); returns its packet id."""
-        return self._native.inject(flow, size_bytes, reverse, dscp)
+        end); returns its packet id. ``tcp = (seq, payload_len, ack)`` makes it a TCP segment to the
+        model (mechanisms such as Zhuge then act on it)."""
+        return self._native.inject(flow, size_bytes, reverse, dscp, tcp)
 
     def drain_egress(self) -> list[Egress]:
         """The external flows' packets the model delivered since the last call, in delivery order."""

@@ -10,6 +10,7 @@ import time
 import urllib.request
 
 BYTES = int(os.environ.get("BYTES", str(2_000_000)))
+START_S = float(os.environ.get("START_S", "0"))  # wait this long (after the server listens) before fetching
 with tempfile.TemporaryDirectory() as d:
     with open(os.path.join(d, "blob"), "wb") as f:
         f.write(os.urandom(BYTES))
@@ -24,6 +25,7 @@ with tempfile.TemporaryDirectory() as d:
                 break
             except OSError:
                 time.sleep(0.1)
+        time.sleep(START_S)
         t = time.monotonic()
         data = urllib.request.urlopen(url, timeout=30).read()
         print(json.dumps({"bytes": len(data), "seconds": time.monotonic() - t}))

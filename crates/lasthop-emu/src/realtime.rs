@@ -3,7 +3,7 @@
 use crate::netns::{Netns, Tun};
 use crate::EmuError;
 use lasthop_core::scenario::{Flow, Scenario};
-use lasthop_core::sim::{Injected, Port, RunOutput, Sim};
+use lasthop_core::sim::{Injected, InjectedTcp, Port, RunOutput, Sim};
 use lasthop_core::{SimDuration, SimTime};
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags};
 use nix::sys::signal::{killpg, Signal};
@@ -59,6 +59,20 @@ pub struct Input {
     pub port: Port,
     pub size: u32,
     pub dscp: u8,
+    pub tcp: Option<InjectedTcp>,
+}
+
+/// The header fields the model uses of a TCP segment (sequence, payload length, acknowledgement), read
+/// in the clear; `None` for anything else (or a truncated header).
+fn tcp_fields(bytes: &[u8], ip: &etherparse::Ipv4HeaderSlice<'_>) -> Option<InjectedTcp> {
+    if ip.protocol() != etherparse::IpNumber::TCP || ip.is_fragmenting_payload() {
+        return None;
+    }
+    let ihl = ip.slice().len();
+    let end = (ip.total_len() as usize).min(bytes.len());
+    let t = etherparse::TcpHeaderSlice::from_slice(bytes.get(ihl..end)?).ok()?;
+    let len = (end - ihl).checked_sub(t.slice().len())? as u32;
+    Some(InjectedTcp { seq: t.sequence_number(), len, ack: t.acknowledgment_number() })
 }
 
 /// What an emulation produced.
@@ -428,9 +442,10 @@ impl Loop<'_> {
             return;
         };
         let dscp = h.dcp().value();
-        match sim.inject(port, Injected { size: len as u32, dscp: Some(dscp) }) {
+        let tcp = tcp_fields(bytes, &h);
+        match sim.inject(port, Injected { size: len as u32, dscp: Some(dscp), tcp }) {
             Ok(id) => {
-                self.inputs.push(Input { at: sim.now(), port, size: len as u32, dscp });
+                self.inputs.push(Input { at: sim.now(), port, size: len as u32, dscp, tcp });
                 self.inside.insert(id, (bytes.to_vec(), to, sim.now()));
                 self.injected += 1;
             }

@@ -76,6 +76,7 @@ pub(crate) fn emulate<'py>(
         i.iter().map(|x| x.port.reverse).collect::<Vec<bool>>(),
         i.iter().map(|x| x.size).collect::<Vec<u32>>(),
         i.iter().map(|x| x.dscp).collect::<Vec<u8>>(),
+        i.iter().map(|x| x.tcp.map(|t| (t.seq, t.len, t.ack))).collect::<Vec<Option<(u32, u32, u32)>>>(),
     );
     e.set_item("inputs", inputs)?;
     e.set_item("command_status", out.command_status)?;

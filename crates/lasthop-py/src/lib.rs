@@ -200,11 +200,12 @@ impl PySim {
         self.sim()?.command(target, &set).map_err(|e| PyValueError::new_err(e.to_string()))
     }
     /// Hands a packet of `external` flow `flow` to the model now; returns its id.
-    #[pyo3(signature = (flow, size, reverse=false, dscp=None))]
-    fn inject(&mut self, flow: &str, size: u32, reverse: bool, dscp: Option<u8>) -> PyResult<u64> {
+    #[pyo3(signature = (flow, size, reverse=false, dscp=None, tcp=None))]
+    fn inject(&mut self, flow: &str, size: u32, reverse: bool, dscp: Option<u8>, tcp: Option<(u32, u32, u32)>) -> PyResult<u64> {
         let s = self.sim()?;
         let port = s.port(flow, reverse).ok_or_else(|| PyValueError::new_err(format!("no `external` flow named '{flow}'")))?;
-        s.inject(port, sim::Injected { size, dscp }).map_err(|e| PyValueError::new_err(e.to_string()))
+        let tcp = tcp.map(|(seq, len, ack)| sim::InjectedTcp { seq, len, ack });
+        s.inject(port, sim::Injected { size, dscp, tcp }).map_err(|e| PyValueError::new_err(e.to_string()))
     }
     /// The packets of external flows delivered since the last call: (flow, reverse, id, size, dscp,
     /// sent_ns, delivered_ns) tuples.

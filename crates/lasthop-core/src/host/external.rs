@@ -34,8 +34,8 @@ impl Host for ExternalHost {
         s.egress(Egress { flow: pkt.flow, reverse, id: pkt.id, size: pkt.size, dscp: pkt.dscp, sent: pkt.sent, delivered: now });
     }
 
-    fn inject(&mut self, size: u32, dscp: Option<u8>, reverse: bool, s: &mut dyn Socket) -> Option<u64> {
-        let mut p = s.open(self.seq, size, reverse, Hdr::None);
+    fn inject(&mut self, size: u32, dscp: Option<u8>, hdr: Hdr, reverse: bool, s: &mut dyn Socket) -> Option<u64> {
+        let mut p = s.open(self.seq, size, reverse, hdr);
         self.seq += 1;
         if let Some(d) = dscp {
             p.dscp = d;

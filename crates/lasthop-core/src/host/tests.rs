@@ -121,8 +121,8 @@ fn saturated_source_replaces_what_leaves_except_a_refusal_at_the_send_instant() 
 fn external_host_numbers_injected_packets_and_hands_delivered_ones_out_by_direction() {
     let mut h = ExternalHost::new(2);
     let mut s = TestSocket::new();
-    let fwd = h.inject(200, None, false, &mut s).unwrap();
-    let back = h.inject(60, Some(46), true, &mut s).unwrap();
+    let fwd = h.inject(200, None, Hdr::None, false, &mut s).unwrap();
+    let back = h.inject(60, Some(46), Hdr::None, true, &mut s).unwrap();
     assert_ne!(fwd, back);
     let (p_fwd, p_back) = (s.sent[0].0, s.sent[1].0);
     assert_eq!((p_fwd.src, p_fwd.dst, p_back.src, p_back.dst, p_back.dscp), (1, 2, 2, 1, 46));

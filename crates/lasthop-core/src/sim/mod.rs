@@ -21,4 +21,4 @@ mod world;
 
 pub use build::ExtraMechanism;
 pub use command::CommandConfig;
-pub use open::{run, CommandError, Egress, InjectError, Injected, Port, Progress, RunError, RunOutput, Sim};
+pub use open::{run, CommandError, Egress, InjectError, Injected, InjectedTcp, Port, Progress, RunError, RunOutput, Sim};

@@ -5,6 +5,7 @@
 
 use super::build::Built;
 use super::world::World;
+use crate::packet::Hdr;
 use crate::scenario::Scenario;
 use crate::stats::{FlowSummary, PacketLog};
 use crate::time::SimTime;
@@ -49,6 +50,18 @@ pub struct Port {
 pub struct Injected {
     pub size: u32,
     pub dscp: Option<u8>,
+    /// A TCP segment's header fields, read in the clear (the emulator parses real packets): the model
+    /// then treats it as TCP (Zhuge holds real ACKs; nothing is rewritten).
+    pub tcp: Option<InjectedTcp>,
+}
+
+/// The fields of a real TCP segment the model uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InjectedTcp {
+    pub seq: u32,
+    /// Payload bytes (0: a pure ACK, or SYN/FIN).
+    pub len: u32,
+    pub ack: u32,
 }
 
 /// A packet of an `external` flow that reached the other end of the model.
@@ -179,7 +192,8 @@ impl Sim {
         if self.next_wakeup().is_none() && now >= self.w.end {
             return Err(InjectError::Ended(self.w.end));
         }
-        Ok(self.w.inject(f, pkt.size, pkt.dscp, port.reverse).expect("an external flow's host takes injected packets"))
+        let hdr = pkt.tcp.map_or(Hdr::None, |t| Hdr::Tcp { seq: t.seq as u64, len: t.len, ack: t.ack as u64, ts_echo: SimTime::ZERO, ecn: Default::default() });
+        Ok(self.w.inject(f, pkt.size, pkt.dscp, hdr, port.reverse).expect("an external flow's host takes injected packets"))
     }
 
     /// Applies a run-time command now (after every event due now): `target` and `set` as in the
