@@ -82,3 +82,23 @@ def single_ap(name: str, *, duration_s: float, warmup_s: float, server: str, las
         links=[{"a": server, "b": "ap", "rate_mbps": WIRED_RATE_MBPS, "delay_ms": link_delay_ms}],
         flows=flows,
     )
+
+
+def co_channel_pairs(name: str, *, pairs: int, duration_s: float, warmup_s: float, last_hop: Json,
+                     flows: list[Json], link_delay_ms: float = 0.5, snr_db: float = 35.0,
+                     node_mechanisms: list[Json] | None = None) -> Json:
+    """``pairs`` AP–station pairs (``ap1``–``sta1`` …), each its own BSS with ``last_hop``, all on one
+    channel and in one collision domain, every AP wired to one ``server``. ``node_mechanisms`` go on
+    every AP and its station."""
+    aps = [_present(name=f"ap{i}", last_hop=last_hop, node_mechanisms=node_mechanisms) for i in range(1, pairs + 1)]
+    return {
+        "name": name,
+        "duration_s": duration_s,
+        "warmup_s": warmup_s,
+        "servers": [{"name": "server"}],
+        "aps": aps,
+        "stations": [{"name": f"sta{i}", "ap": f"ap{i}", "channel": fixed_snr(snr_db)} for i in range(1, pairs + 1)],
+        "links": [{"a": "server", "b": f"ap{i}", "rate_mbps": WIRED_RATE_MBPS, "delay_ms": link_delay_ms}
+                  for i in range(1, pairs + 1)],
+        "flows": flows,
+    }
