@@ -115,3 +115,41 @@ def test_packet_log_can_be_disabled() -> None:
     r = lasthop.run(d)
     assert len(r.packets) == 0 and "t_sent_ns" in r.packets.columns
     assert r.summary["metrics"]["aggregate"]["sent_packets"] > 0
+
+
+# -- output: which packets get a row ------------------------------------------------------------------
+
+def _with_output(output: dict) -> lasthop.Scenario:
+    from support import small_scenario
+
+    return lasthop.Scenario.from_dict({**small_scenario(3.0), "output": output})
+
+
+def test_a_packet_log_selection_keeps_the_same_rows_and_the_same_metrics() -> None:
+    full = lasthop.run(_with_output({"packets": "all"}))
+    sampled = lasthop.run(_with_output({"packets": "sampled", "sample_every": 7}))
+    video = lasthop.run(_with_output({"packets": True, "flows": ["video"]}))
+    none = lasthop.run(_with_output({"packets": "none"}))
+    for r in (sampled, video, none):
+        pd.testing.assert_frame_equal(r.flows, full.flows)  # flow metrics never depend on the log
+        assert r.summary["event_digest"] == full.summary["event_digest"]
+    assert len(none.packets) == 0
+    p, s = full.packets, sampled.packets
+    assert (p["packet_id"] == np.arange(len(p))).all()
+    # Every 7th packet of each flow, starting with its first, with exactly the full log's timestamps.
+    expect = p[p.groupby("flow", observed=True).cumcount() % 7 == 0].reset_index(drop=True)
+    pd.testing.assert_frame_equal(s.reset_index(drop=True), expect)
+    v = video.packets
+    assert set(v["flow"]) == {"video"} and len(v) == (p["flow"] == "video").sum()
+
+
+@pytest.mark.parametrize(("output", "where", "message"), [
+    ({"packets": "all", "sample_every": 3}, "output.sample_every", 'only with packets = "sampled"'),
+    ({"packets": "sampled", "sample_every": 0}, "output.sample_every", "at least 1"),
+    ({"flows": ["video", "nope"]}, "output.flows[1]", "no flow named 'nope'"),
+    ({"packets": "some"}, "output.packets", ""),
+])
+def test_bad_output_options_name_their_key(output: dict, where: str, message: str) -> None:
+    with pytest.raises(lasthop.ScenarioError) as e:
+        _with_output(output)
+    assert where in str(e.value) and message in str(e.value), str(e.value)

@@ -275,6 +275,7 @@ PACKET_COLUMNS = {
     "flow_id": "flow index in the scenario (uint32)",
     "seq": "per-flow sequence number (uint64)",
     "size_bytes": "IP packet size (uint32)",
+    "packet_id": "the packet's id (uint64): its row number, unless output.packets / output.flows logged a selection",
     "t_*_ns": "simulated ns when the packet reached each stage (Int64, <NA> if never)",
     "latency_ms": "one-way latency t_delivered - t_sent in ms (float64, NaN if not delivered)",
     "drop_reason": "why it was dropped (categorical, <NA> if not dropped)",
@@ -295,6 +296,9 @@ def _packets_frame(cols: Mapping[str, tuple[str, bytes]], reasons: list[str], fl
         "flow_id": flow,
         "seq": col("seq"),
         "size_bytes": col("size_bytes"),
+        # The packet's id (the `id` of Sim.inject, the emulator's lag.parquet): the row number unless
+        # `output.packets = "sampled"` or `output.flows` logged only some packets.
+        "packet_id": col("packet_id") if "packet_id" in cols else np.arange(len(flow), dtype=np.uint64),
     }
     for name in cols:
         if name.startswith("t_") and name.endswith("_ns"):

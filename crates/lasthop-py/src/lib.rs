@@ -115,6 +115,9 @@ pub(crate) fn output_dict<'py>(py: Python<'py>, out: &sim::RunOutput, sc: &Scena
     }
     cols.set_item("drop_reason", ("|u1", PyBytes::new(py, &log.drop_reason)))?;
     cols.set_item("reverse", ("|u1", PyBytes::new(py, &log.reverse)))?;
+    if log.is_selective() {
+        cols.set_item("packet_id", ("<u8", PyBytes::new(py, &u64_bytes(&log.id))))?;
+    }
     d.set_item("packets", cols)?;
     let rtt = PyDict::new(py);
     rtt.set_item("flow", ("<u4", PyBytes::new(py, &u32_bytes(&out.rtt.flow))))?;

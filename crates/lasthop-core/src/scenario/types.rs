@@ -12,9 +12,6 @@ pub use crate::ratectl::RateControlConfig;
 fn default_seed() -> u64 {
     1
 }
-fn default_true() -> bool {
-    true
-}
 
 /// One simulation run: topology, traffic and output options.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
@@ -411,14 +408,57 @@ impl Flow {
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OutputOptions {
-    /// Record one row per packet with its timestamp at every layer (`packets.parquet`). Default true.
-    #[serde(default = "default_true")]
-    pub packets: bool,
+    /// Which packets get a row (with its timestamp at every layer) in `packets.parquet`: `"all"` (or
+    /// `true`, the default), `"none"` (or `false`: runs that need only the flow metrics, which never
+    /// depend on this), or `"sampled"` (every `sample_every`-th packet of each flow). Long runs keep
+    /// memory in bounds with `"none"` or `"sampled"`.
+    #[serde(default)]
+    pub packets: PacketsSetting,
+    /// With `packets = "sampled"`: keep one packet in this many, per flow (its first, then every n-th;
+    /// default 10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample_every: Option<u32>,
+    /// Only these flows' packets get rows (default: every flow).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flows: Option<Vec<String>>,
 }
 
 impl Default for OutputOptions {
     fn default() -> Self {
-        OutputOptions { packets: true }
+        OutputOptions { packets: PacketsSetting::default(), sample_every: None, flows: None }
+    }
+}
+
+/// `output.packets`: a mode, or `true`/`false` for `"all"`/`"none"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum PacketsSetting {
+    Flag(bool),
+    Mode(PacketsMode),
+}
+
+impl Default for PacketsSetting {
+    fn default() -> Self {
+        PacketsSetting::Flag(true)
+    }
+}
+
+/// Which packets `packets.parquet` has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PacketsMode {
+    All,
+    None,
+    Sampled,
+}
+
+impl PacketsSetting {
+    pub fn mode(self) -> PacketsMode {
+        match self {
+            PacketsSetting::Flag(true) => PacketsMode::All,
+            PacketsSetting::Flag(false) => PacketsMode::None,
+            PacketsSetting::Mode(m) => m,
+        }
     }
 }
 

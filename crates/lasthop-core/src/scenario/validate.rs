@@ -77,6 +77,7 @@ pub fn validate(sc: &Scenario) -> Result<(), ScenarioError> {
     for (i, f) in sc.flows.iter().enumerate() {
         check_flow(sc, f, &root.key("flows").index(i), &names, &mut is);
     }
+    check_output(sc, &root.key("output"), &mut is);
     if is.0.is_empty() {
         // Commands name nodes and flows: resolve them once those are known to be sound.
         check_commands(sc, &mut is);
@@ -421,6 +422,23 @@ fn check_commands(sc: &Scenario, is: &mut Issues) {
                 Some(k) => is.push(loc.key("set").key(&k), msg, c.set.get(&k).cloned().unwrap_or(json!(null))),
                 None => is.push(loc.key("target"), msg, json!(c.target)),
             }
+        }
+    }
+}
+
+/// `output`: a sampling step only with `packets = "sampled"` (and at least 1), flows that exist.
+fn check_output(sc: &Scenario, loc: &Loc, is: &mut Issues) {
+    let o = &sc.output;
+    match (o.packets.mode(), o.sample_every) {
+        (PacketsMode::Sampled, Some(0)) => is.push(loc.key("sample_every"), "must be at least 1", json!(0)),
+        (PacketsMode::Sampled, _) => {}
+        (_, Some(n)) => is.push(loc.key("sample_every"), "only with packets = \"sampled\"", json!(n)),
+        _ => {}
+    }
+    let names: Vec<String> = sc.flows.iter().enumerate().map(|(i, f)| f.common().name.map(str::to_string).unwrap_or_else(|| format!("flow{i}"))).collect();
+    for (i, f) in o.flows.iter().flatten().enumerate() {
+        if !names.contains(f) {
+            is.push(loc.key("flows").index(i), format!("no flow named '{f}' (the flows: {})", names.join(", ")), json!(f));
         }
     }
 }

@@ -111,7 +111,7 @@ impl Built {
             sources,
             deferred: Vec::new(),
             trackers,
-            log: PacketLog::new(sc.output.packets),
+            log: packet_log(sc),
             next_packet_id: 0,
             drops: Vec::new(),
             digest: 0xcbf2_9ce4_8422_2325,
@@ -315,4 +315,22 @@ impl<'a> Net<'a> {
         }
         m
     }
+}
+
+/// The packet log `output` asks for: every packet, none, or a selection (sampled, some flows).
+fn packet_log(sc: &Scenario) -> PacketLog {
+    use crate::scenario::PacketsMode;
+    let o = &sc.output;
+    let every = match o.packets.mode() {
+        PacketsMode::None => return PacketLog::new(false),
+        PacketsMode::All => 1,
+        PacketsMode::Sampled => o.sample_every.unwrap_or(10) as u64,
+    };
+    let flows = o.flows.as_ref().map(|keep| {
+        sc.flows.iter().enumerate().map(|(i, f)| keep.iter().any(|k| *k == f.common().name.map(str::to_string).unwrap_or_else(|| format!("flow{i}")))).collect()
+    });
+    if every == 1 && flows.is_none() {
+        return PacketLog::new(true);
+    }
+    PacketLog::selecting(crate::stats::LogSelect::new(flows, every))
 }

@@ -86,10 +86,42 @@ impl DropReason {
 
 const N: usize = 12;
 
+/// Which packets get a row, when not all do: per flow index whether it is logged, and one packet in
+/// `every` of each logged flow (its first, then every `every`-th).
+#[derive(Debug, Default, Clone)]
+pub struct LogSelect {
+    pub flows: Option<Vec<bool>>,
+    pub every: u64,
+    counts: Vec<u64>,
+}
+
+impl LogSelect {
+    pub fn new(flows: Option<Vec<bool>>, every: u64) -> Self {
+        LogSelect { flows, every: every.max(1), counts: Vec::new() }
+    }
+    fn keep(&mut self, flow: u32) -> bool {
+        let f = flow as usize;
+        if self.flows.as_ref().is_some_and(|k| !k.get(f).copied().unwrap_or(false)) {
+            return false;
+        }
+        if self.counts.len() <= f {
+            self.counts.resize(f + 1, 0);
+        }
+        let n = self.counts[f];
+        self.counts[f] += 1;
+        n % self.every == 0
+    }
+}
+
 /// Columnar packet log (struct of arrays) so export to Arrow is a copy of plain vectors.
 #[derive(Debug, Default)]
 pub struct PacketLog {
     enabled: bool,
+    /// When only some packets get a row: the selection, and each packet id's row (`NO_ROW`: none).
+    select: Option<LogSelect>,
+    rows: Vec<u32>,
+    /// With a selection: the packet id of each row (without one, row = id).
+    pub id: Vec<u64>,
     pub flow: Vec<u32>,
     pub seq: Vec<u64>,
     pub size: Vec<u32>,
@@ -99,13 +131,23 @@ pub struct PacketLog {
     pub reverse: Vec<u8>,
 }
 
+const NO_ROW: u32 = u32::MAX;
+
 impl PacketLog {
     pub fn new(enabled: bool) -> Self {
         assert_eq!(Stage::ALL.len(), N);
         PacketLog { enabled, ..Default::default() }
     }
+    /// A log of the packets `select` picks.
+    pub fn selecting(select: LogSelect) -> Self {
+        PacketLog { select: Some(select), ..PacketLog::new(true) }
+    }
     pub fn enabled(&self) -> bool {
         self.enabled
+    }
+    /// Whether only some packets have rows (then [`PacketLog::id`] names them).
+    pub fn is_selective(&self) -> bool {
+        self.select.is_some()
     }
     pub fn len(&self) -> usize {
         self.flow.len()
@@ -114,42 +156,68 @@ impl PacketLog {
         self.flow.is_empty()
     }
 
-    /// Adds a row for a new packet; its `id` must equal the number of rows so far.
+    /// Packet `id`'s row, if it has one.
+    #[inline]
+    fn row(&self, id: u64) -> Option<usize> {
+        if !self.enabled {
+            return None;
+        }
+        if self.select.is_none() {
+            return Some(id as usize);
+        }
+        match self.rows.get(id as usize) {
+            Some(&r) if r != NO_ROW => Some(r as usize),
+            _ => None,
+        }
+    }
+
+    /// Adds a row for a new packet (ids come in order, from 0), if it is logged.
     pub fn open(&mut self, p: &Packet) {
         if !self.enabled {
             return;
         }
-        debug_assert_eq!(p.id as usize, self.flow.len());
+        if let Some(sel) = &mut self.select {
+            debug_assert_eq!(p.id as usize, self.rows.len());
+            if !sel.keep(p.flow) {
+                self.rows.push(NO_ROW);
+                return;
+            }
+            self.rows.push(self.flow.len() as u32);
+            self.id.push(p.id);
+        } else {
+            debug_assert_eq!(p.id as usize, self.flow.len());
+        }
+        let row = self.flow.len();
         self.flow.push(p.flow);
         self.seq.push(p.seq);
         self.size.push(p.size);
         for col in self.stages.iter_mut() {
             col.push(NO_TIME);
         }
-        self.stages[Stage::Sent as usize][p.id as usize] = p.sent.as_ns();
+        self.stages[Stage::Sent as usize][row] = p.sent.as_ns();
         self.drop_reason.push(0);
         self.reverse.push(0);
     }
 
     /// Marks a packet as travelling against its flow's direction.
     pub fn mark_reverse(&mut self, id: u64) {
-        if self.enabled {
-            self.reverse[id as usize] = 1;
+        if let Some(r) = self.row(id) {
+            self.reverse[r] = 1;
         }
     }
 
     #[inline]
     pub fn stamp(&mut self, id: u64, stage: Stage, t: SimTime) {
-        if self.enabled {
-            self.stages[stage as usize][id as usize] = t.as_ns();
+        if let Some(r) = self.row(id) {
+            self.stages[stage as usize][r] = t.as_ns();
         }
     }
 
     /// Stamps only if the stage is still empty (e.g. the first air attempt).
     #[inline]
     pub fn stamp_first(&mut self, id: u64, stage: Stage, t: SimTime) {
-        if self.enabled {
-            let c = &mut self.stages[stage as usize][id as usize];
+        if let Some(r) = self.row(id) {
+            let c = &mut self.stages[stage as usize][r];
             if *c == NO_TIME {
                 *c = t.as_ns();
             }
@@ -157,8 +225,8 @@ impl PacketLog {
     }
 
     pub fn drop(&mut self, id: u64, reason: DropReason) {
-        if self.enabled {
-            self.drop_reason[id as usize] = reason as u8;
+        if let Some(r) = self.row(id) {
+            self.drop_reason[r] = reason as u8;
         }
     }
 }

@@ -4,6 +4,6 @@ mod flows;
 mod log;
 
 pub use flows::{percentile, FlowSummary, FlowTracker};
-pub use log::{DropReason, PacketLog, Stage, NO_TIME};
+pub use log::{DropReason, LogSelect, PacketLog, Stage, NO_TIME};
 pub mod series;
 pub use series::{FrameSeries, RttSeries};
