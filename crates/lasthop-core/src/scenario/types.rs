@@ -405,7 +405,7 @@ impl Flow {
 }
 
 /// What a run records.
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OutputOptions {
     /// Which packets get a row (with its timestamp at every layer) in `packets.parquet`: `"all"` (or
@@ -423,11 +423,6 @@ pub struct OutputOptions {
     pub flows: Option<Vec<String>>,
 }
 
-impl Default for OutputOptions {
-    fn default() -> Self {
-        OutputOptions { packets: PacketsSetting::default(), sample_every: None, flows: None }
-    }
-}
 
 /// `output.packets`: a mode, or `true`/`false` for `"all"`/`"none"`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
