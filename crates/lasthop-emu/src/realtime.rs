@@ -480,6 +480,49 @@ impl Loop<'_> {
     }
 }
 
+/// One real node's capture file.
+struct Capture {
+    w: Option<pcap_file::pcap::PcapWriter<std::io::BufWriter<std::fs::File>>>,
+    path: std::path::PathBuf,
+    error: Option<String>,
+}
+
+impl Capture {
+    fn write(&mut self, ts: std::time::Duration, data: &[u8]) {
+        if let Some(w) = &mut self.w {
+            if let Err(e) = w.write_packet(&pcap_file::pcap::PcapPacket::new(ts, data.len() as u32, data)) {
+                self.error = Some(e.to_string());
+                self.w = None;
+            }
+        }
+    }
+    fn finish(&mut self) -> Result<(), EmuError> {
+        if let Some(w) = self.w.take() {
+            use std::io::Write;
+            w.into_writer().flush().map_err(|e| EmuError::Io(format!("{}: {e}", self.path.display())))?;
+        }
+        match self.error.take() {
+            Some(e) => Err(EmuError::Io(format!("{}: {e}", self.path.display()))),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A capture per real node in `dir` (none without one).
+fn captures(dir: Option<&std::path::Path>, nodes: &[RealNode]) -> Result<Vec<Capture>, EmuError> {
+    let Some(dir) = dir else { return Ok(Vec::new()) };
+    nodes
+        .iter()
+        .map(|n| {
+            let path = dir.join(format!("{}.pcap", slug(&n.name)));
+            let f = std::fs::File::create(&path).map_err(|e| EmuError::Setup(format!("{}: {e}", path.display())))?;
+            let header = pcap_file::pcap::PcapHeader { datalink: pcap_file::DataLink::RAW, ts_resolution: pcap_file::TsResolution::NanoSecond, ..Default::default() };
+            let w = pcap_file::pcap::PcapWriter::with_header(std::io::BufWriter::new(f), header).map_err(|e| EmuError::Setup(format!("{}: {e}", path.display())))?;
+            Ok(Capture { w: Some(w), path, error: None })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -523,47 +566,4 @@ mod tests {
         assert_eq!(slug("Living Room/TV"), "living-room-tv");
         assert!(slug(&"x".repeat(50)).len() <= 20);
     }
-}
-
-/// One real node's capture file.
-struct Capture {
-    w: Option<pcap_file::pcap::PcapWriter<std::io::BufWriter<std::fs::File>>>,
-    path: std::path::PathBuf,
-    error: Option<String>,
-}
-
-impl Capture {
-    fn write(&mut self, ts: std::time::Duration, data: &[u8]) {
-        if let Some(w) = &mut self.w {
-            if let Err(e) = w.write_packet(&pcap_file::pcap::PcapPacket::new(ts, data.len() as u32, data)) {
-                self.error = Some(e.to_string());
-                self.w = None;
-            }
-        }
-    }
-    fn finish(&mut self) -> Result<(), EmuError> {
-        if let Some(w) = self.w.take() {
-            use std::io::Write;
-            w.into_writer().flush().map_err(|e| EmuError::Io(format!("{}: {e}", self.path.display())))?;
-        }
-        match self.error.take() {
-            Some(e) => Err(EmuError::Io(format!("{}: {e}", self.path.display()))),
-            None => Ok(()),
-        }
-    }
-}
-
-/// A capture per real node in `dir` (none without one).
-fn captures(dir: Option<&std::path::Path>, nodes: &[RealNode]) -> Result<Vec<Capture>, EmuError> {
-    let Some(dir) = dir else { return Ok(Vec::new()) };
-    nodes
-        .iter()
-        .map(|n| {
-            let path = dir.join(format!("{}.pcap", slug(&n.name)));
-            let f = std::fs::File::create(&path).map_err(|e| EmuError::Setup(format!("{}: {e}", path.display())))?;
-            let header = pcap_file::pcap::PcapHeader { datalink: pcap_file::DataLink::RAW, ts_resolution: pcap_file::TsResolution::NanoSecond, ..Default::default() };
-            let w = pcap_file::pcap::PcapWriter::with_header(std::io::BufWriter::new(f), header).map_err(|e| EmuError::Setup(format!("{}: {e}", path.display())))?;
-            Ok(Capture { w: Some(w), path, error: None })
-        })
-        .collect()
 }
