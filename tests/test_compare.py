@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import re
 import signal
 import subprocess
@@ -265,3 +266,48 @@ def test_verdict_by_hand() -> None:
     # c has the lowest mean (10.67), beats b clearly, and is indistinguishable from a.
     assert (v["best"], v["better_than"], v["no_significant_difference"]) == ("c", ["b"], ["a"])
     assert "no significant difference" in sentence(v)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_workers_end_with_a_killed_parent(tmp_path: Path) -> None:
+    d = wifi_variants(duration_s=1e6)
+    d["warmup_s"] = 1e6 - 1
+    d["output"] = {"packets": False}
+    d["variants"] = [{"name": "endless1"}, {"name": "endless2"}]
+    write_scenario(tmp_path / "e.toml", d)
+    proc = subprocess.Popen([sys.executable, "-m", "lasthop", "compare", "e.toml", "--jobs", "2"], cwd=tmp_path,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def children() -> list[int]:
+        out = []
+        for p in Path("/proc").iterdir():
+            try:
+                if p.name.isdigit() and int((p / "stat").read_text().rsplit(")", 1)[1].split()[1]) == proc.pid:
+                    out.append(int(p.name))
+            except (OSError, ValueError, IndexError):
+                pass
+        return out
+
+    try:
+        deadline = time.monotonic() + 60
+        while len(children()) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        workers = children()
+        assert len(workers) >= 2, "the workers started"
+        time.sleep(1.0)
+    finally:
+        proc.kill()
+        proc.wait()
+    def running(w: int) -> bool:  # a zombie has ended (its new parent may never reap it)
+        try:
+            return (Path(f"/proc/{w}") / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+        except OSError:
+            return False
+
+    deadline = time.monotonic() + 20
+    while any(map(running, workers)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    alive = [w for w in workers if running(w)]
+    for w in alive:
+        os.kill(w, signal.SIGKILL)
+    assert not alive, "every worker ended with its parent"

@@ -17,6 +17,7 @@ import contextlib
 import os
 import re
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -137,8 +138,17 @@ def _sequential(jobs: Sequence[Job], notify: Callable[[Outcome], None]) -> tuple
 
 def _worker_init() -> None:
     """Workers ignore Ctrl-C while idle (they also start with it ignored, see ``_sigint_ignored``); a
-    job in progress takes it (see :func:`_worker`)."""
+    job in progress takes it (see :func:`_worker`). On Linux a worker also ends with its parent, so a
+    killed ``compare`` or ``sweep`` leaves no run going on its own."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        try:
+            pr_set_pdeathsig = 1
+            ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+        except (OSError, AttributeError):
+            pass
 
 
 def _worker(scenario: Scenario, out: str) -> tuple[str, str, bool, float]:
