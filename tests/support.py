@@ -70,3 +70,12 @@ def lasthop_cli(*args: str | os.PathLike[str], cwd: Path, timeout: float = 60) -
     """Runs ``python -m lasthop ARGS`` (the same code as the ``lasthop`` script) and captures its output."""
     return subprocess.run([sys.executable, "-m", "lasthop", *map(str, args)], cwd=cwd, capture_output=True,
                           text=True, timeout=timeout)
+
+
+def ctrl_c_able() -> None:
+    """``preexec_fn`` for a child a test sends Ctrl-C (SIGINT): the default disposition, so that Python in
+    the child handles it even when this test run was started as a background job (whose shell made it
+    ignore SIGINT, a disposition children inherit)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import lasthop_cli, write_scenario
+from support import ctrl_c_able, lasthop_cli, write_scenario
 
 VARIANTS = ["fifo", "linux", "linux_rr"]
 FLOWS = ["video", "bulk", "ping"]
@@ -174,7 +174,8 @@ def test_ctrl_c_stops_cleanly_and_keeps_finished_runs(tmp_path: Path, jobs: str)
     stale.parent.mkdir(parents=True)
     stale.write_text("{}")
     # The signal goes to the parent only: with --jobs 2 it must stop its workers itself.
-    proc = subprocess.Popen([sys.executable, "-m", "lasthop", "compare", "e.toml", "--jobs", jobs], cwd=tmp_path,
+    proc = subprocess.Popen([sys.executable, "-m", "lasthop", "compare", "e.toml", "--jobs", jobs],
+                            preexec_fn=ctrl_c_able, cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stderr is not None

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from support import EXAMPLES, REPO, small_scenario, write_scenario
+from support import EXAMPLES, REPO, ctrl_c_able, small_scenario, write_scenario
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/dev/net/tun") or not shutil.which("ip"),
                                 reason="emulation needs root, /dev/net/tun and iproute2 (lasthop doctor)")
@@ -111,7 +111,7 @@ def test_a_real_station_shares_the_channel_with_modelled_ones(tmp_path: Path) ->
     rtt = {}
     for variant in ("quiet", None):
         args = ["--variant", variant] if variant else []
-        r = _emulate(EXAMPLES / "emulate_wifi.toml", *args, "--duration", "6", "--out", tmp_path / str(variant),
+        r = _emulate(EXAMPLES / "emulate_home.toml", *args, "--duration", "6", "--out", tmp_path / str(variant),
                      "--json", "--lag-budget-us", "100000", "--", sys.executable, APPS / "udp_echo.py",
                      cwd=tmp_path, env={"N": "40"})
         assert r.returncode == 0, r.stderr
@@ -133,7 +133,8 @@ def test_ctrl_c_stops_the_emulation_and_removes_its_namespaces(tmp_path: Path) -
     sc = _scenario(tmp_path)
     before = set(_our_namespaces())
     p = subprocess.Popen([sys.executable, "-m", "lasthop", "emulate", str(sc), "--out", str(tmp_path / "run"), "--",
-                          "sleep", "60"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                          "sleep", "60"], preexec_fn=ctrl_c_able, cwd=tmp_path, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
     try:
         for _ in range(100):
             if set(_our_namespaces()) - before:
@@ -170,7 +171,7 @@ def test_replay_reproduces_every_decision_of_an_emulation(tmp_path: Path) -> Non
     """Real TCP beside modelled Wi-Fi stations, then the recorded inputs through the same model in
     simulation: the same event digest and the same stage timestamps for every packet."""
     run = tmp_path / "run"
-    r = _emulate(EXAMPLES / "emulate_wifi.toml", "--duration", "8", "--out", run, "--lag-budget-us", "100000",
+    r = _emulate(EXAMPLES / "emulate_home.toml", "--duration", "8", "--out", run, "--lag-budget-us", "100000",
                  "--", sys.executable, APPS / "http_fetch.py", cwd=tmp_path, env={"BYTES": "300000"})
     assert r.returncode == 0, r.stderr
     inputs = pd.read_parquet(run / "inputs.parquet")
@@ -218,3 +219,25 @@ def test_zhuge_holds_real_tcp_acks_read_in_the_clear(tmp_path: Path) -> None:
     r = subprocess.run([sys.executable, "-m", "lasthop", "replay", str(run)], capture_output=True, text=True,
                        cwd=tmp_path, timeout=120)
     assert r.returncode == 0 and "identical" in r.stdout, r.stdout + r.stderr
+
+
+@pytest.mark.skipif(shutil.which("ping") is None, reason="ping (iputils-ping) is not installed; make test installs it")
+def test_ping_through_an_idle_modelled_ap_takes_the_models_round_trip(tmp_path: Path) -> None:
+    """The kernel's ICMP echo over the modelled 802.11n AP: each ping's RTT is the model's round trip for
+    that request and its reply (from the packet log) plus the emulator's and the kernel's own time,
+    which stays under 0.2 ms at p50."""
+    import re
+
+    run = tmp_path / "run"
+    r = _emulate(EXAMPLES / "emulate_home.toml", "--variant", "quiet", "--duration", "8", "--out", run, "--json",
+                 "--lag-budget-us", "100000", "--", "ping", "-n", "-c", "40", "-i", "0.05", "10.77.0.1", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    rtt = [float(m) for m in re.findall(r"icmp_seq=\d+ ttl=\d+ time=([\d.]+) ms", r.stderr)]
+    assert len(rtt) == 40
+    p = pd.read_parquet(run / "packets.parquet")
+    p = p[p["flow"] == "real"].sort_values("t_sent_ns")
+    requests, replies = p[p["reverse"]], p[~p["reverse"]]
+    assert len(requests) == len(replies) == 40
+    model = (requests["latency_ms"].to_numpy() + replies["latency_ms"].to_numpy())
+    overhead = statistics.median(rtt) - statistics.median(model)
+    assert 0.0 <= overhead < 0.2, (statistics.median(rtt), statistics.median(model))

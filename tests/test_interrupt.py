@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import small_scenario, write_scenario
+from support import ctrl_c_able, small_scenario, write_scenario
 
 import lasthop
 
@@ -30,7 +30,8 @@ def endless() -> dict[str, Any]:
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 def test_sigint_exits_130_without_a_summary(tmp_path: Path) -> None:
     write_scenario(tmp_path / "long.toml", endless())
-    proc = subprocess.Popen([sys.executable, "-m", "lasthop", "run", "long.toml", "--out", "out"], cwd=tmp_path,
+    proc = subprocess.Popen([sys.executable, "-m", "lasthop", "run", "long.toml", "--out", "out"],
+                            preexec_fn=ctrl_c_able, cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stderr is not None

@@ -145,6 +145,7 @@ def emulate(
     progress: Progress | None = None,
     stdout_to_stderr: bool = False,
     pcap_dir: str | None = None,
+    bypass: bool = False,
 ) -> dict[str, Any]:
     """Runs the scenario in real time with its external flows' endpoints as real namespaces
     (lasthop-emu); ``run``'s dict plus ``emulation``. ValueError: nothing to emulate / unknown node;

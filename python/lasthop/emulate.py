@@ -84,7 +84,7 @@ class Emulation:
 def emulate(scenario: Scenario | str | os.PathLike[str] | Mapping[str, Any], command: Sequence[str] = (), *,
             seed: int | None = None, duration_s: float | None = None, node: str | None = None,
             lag_budget_us: float = 500.0, spin_us: float = 100.0, stdout_to_stderr: bool = False,
-            pcap: bool = True) -> Emulation:
+            pcap: bool = True, bypass: bool = False) -> Emulation:
     """Runs ``scenario`` in real time with its external flows' endpoints as real namespaces; see the
     module docs. Ctrl-C ends the emulation (namespaces removed) and raises KeyboardInterrupt."""
     sc = _as_scenario(scenario)
@@ -101,7 +101,7 @@ def emulate(scenario: Scenario | str | os.PathLike[str] | Mapping[str, Any], com
         try:
             box["out"] = _lasthop.emulate(sc.to_json(), sc.base_dir, None, duration_s, lag_budget_us, spin_us,
                                           list(command), node, handle, stdout_to_stderr,
-                                          captures.name if pcap else None)
+                                          captures.name if pcap else None, bypass)
         except BaseException as e:  # noqa: BLE001 - handed to the waiting thread
             box["err"] = e
         finally:
@@ -138,7 +138,7 @@ def emulate(scenario: Scenario | str | os.PathLike[str] | Mapping[str, Any], com
     emu["nodes"] = [{"node": n, "netns": ns, "address": a} for n, ns, a in emu["nodes"]]
     emu["command"] = list(command)
     res.summary["emulation"] = emu
-    lag = pd.DataFrame({"packet_id": np.asarray(ids, dtype=np.int64),
+    lag = pd.DataFrame({"packet_id": np.asarray(ids, dtype=np.uint64),
                         "lag_us": np.asarray(lags, dtype=np.float64) / 1e3})
     with captures:
         pcaps = {p.name: p.read_bytes() for p in sorted(Path(captures.name).glob("*.pcap"))}

@@ -32,6 +32,9 @@ pub struct EmuConfig {
     /// The command's standard output goes to this process's standard error (keeping stdout for a
     /// machine-readable result).
     pub command_stdout_to_stderr: bool,
+    /// Relay real packets straight to their destination without the model (the emulator's own cost,
+    /// for benchmarks): the lag is then the time from reading a packet to writing it.
+    pub bypass: bool,
     /// Write `<node>.pcap` here for each real node: every packet it sent into the model and every one
     /// the model delivered to it, as raw IPv4, time-stamped when it crossed the device.
     pub pcap_dir: Option<std::path::PathBuf>,
@@ -39,7 +42,7 @@ pub struct EmuConfig {
 
 impl Default for EmuConfig {
     fn default() -> Self {
-        EmuConfig { duration: None, lag_budget: SimDuration::from_us(500), spin: SimDuration::from_us(100), command: Vec::new(), command_node: None, command_stdout_to_stderr: false, pcap_dir: None }
+        EmuConfig { duration: None, lag_budget: SimDuration::from_us(500), spin: SimDuration::from_us(100), command: Vec::new(), command_node: None, command_stdout_to_stderr: false, bypass: false, pcap_dir: None }
     }
 }
 
@@ -255,6 +258,7 @@ pub fn emulate(sc: &Scenario, seed: u64, cfg: &EmuConfig, cancel: &AtomicBool, p
     let end = cfg.duration.map(|d| SimTime::ZERO + d).unwrap_or(sim.end()).min(sim.end());
     let pcaps = captures(cfg.pcap_dir.as_deref(), &nodes.info)?;
     let mut lp = Loop::new(&nodes, ports, cfg.spin, pcaps)?;
+    lp.bypass = cfg.bypass.then(Clock::start).transpose()?;
     // Timer expirations on time, not up to 50 µs late (the default slack of a normal thread), and the
     // model thread ahead of the applications for the CPU (SCHED_FIFO; it sleeps in epoll between
     // wakeups, so it takes the CPU only while it has work).
@@ -301,6 +305,9 @@ struct Loop<'a> {
     timer: TimerFd,
     spin: SimDuration,
     buf: Vec<u8>,
+    /// Relay mode (`EmuConfig::bypass`), with its clock, and when the packet being relayed was read.
+    bypass: Option<Clock>,
+    read_at: SimTime,
     /// Per real node, its capture (`EmuConfig::pcap_dir`), and the epoch time of model time zero.
     pcaps: Vec<Capture>,
     epoch0: std::time::Duration,
@@ -333,6 +340,8 @@ impl<'a> Loop<'a> {
             timer,
             spin,
             buf: vec![0; 65536],
+            bypass: None,
+            read_at: SimTime::ZERO,
             pcaps,
             epoch0: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default(),
             lag_ns: Vec::new(),
@@ -416,6 +425,9 @@ impl Loop<'_> {
                     Err(e) => return Err(io(format!("reading {}: {e}", self.tuns[k].name))),
                 };
                 n += 1;
+                if let Some(clock) = &self.bypass {
+                    self.read_at = clock.now();
+                }
                 if let Some(c) = self.pcaps.get_mut(k) {
                     c.write(self.epoch0 + std::time::Duration::from_nanos(sim.now().as_ns()), &self.buf[..len]);
                 }
@@ -441,6 +453,18 @@ impl Loop<'_> {
             self.unmapped += 1;
             return;
         };
+        if let Some(clock) = &self.bypass {
+            // The time this process held the packet: from parsing it to writing it (the kernel's own
+            // processing of the write is not the emulator's).
+            let held = clock.now().saturating_since(self.read_at).as_ns();
+            if self.tuns[to].dev.send(bytes).is_ok() {
+                self.written += 1;
+                self.lag_ns.push((u64::MAX, held));
+            } else {
+                self.write_failures += 1;
+            }
+            return;
+        }
         let dscp = h.dcp().value();
         let tcp = tcp_fields(bytes, &h);
         match sim.inject(port, Injected { size: len as u32, dscp: Some(dscp), tcp }) {

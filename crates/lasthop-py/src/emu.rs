@@ -16,7 +16,7 @@ fn duration(name: &str, v: f64) -> PyResult<SimDuration> {
 }
 
 #[pyfunction]
-#[pyo3(signature = (scenario_json, base_dir, seed=None, duration_s=None, lag_budget_us=500.0, spin_us=100.0, command=Vec::new(), command_node=None, progress=None, stdout_to_stderr=false, pcap_dir=None))]
+#[pyo3(signature = (scenario_json, base_dir, seed=None, duration_s=None, lag_budget_us=500.0, spin_us=100.0, command=Vec::new(), command_node=None, progress=None, stdout_to_stderr=false, pcap_dir=None, bypass=false))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn emulate<'py>(
     py: Python<'py>,
@@ -31,6 +31,7 @@ pub(crate) fn emulate<'py>(
     progress: Option<&Bound<'py, Progress>>,
     stdout_to_stderr: bool,
     pcap_dir: Option<std::path::PathBuf>,
+    bypass: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let sc = Scenario::from_json_str(scenario_json, Path::new(base_dir)).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let seed = seed.unwrap_or(sc.seed);
@@ -42,6 +43,7 @@ pub(crate) fn emulate<'py>(
         command_node,
         command_stdout_to_stderr: stdout_to_stderr,
         pcap_dir,
+        bypass,
     };
     let shared = progress.map(|p| p.get().inner.clone()).unwrap_or_default();
     let out = py.detach(|| lasthop_emu::emulate(&sc, seed, &cfg, &shared.1, &shared.0));

@@ -28,10 +28,12 @@ from lasthop.scenario import Scenario
               help="Poll without sleeping for this long before each model wakeup (precision against CPU).")
 @click.option("--pcap/--no-pcap", default=True, show_default=True,
               help="Write OUT/pcap/<node>.pcap: what each real node sent into the model and received from it.")
+@click.option("--bypass", is_flag=True,
+              help="Relay real packets straight through, without the model (measures the emulator's own cost).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON document on stdout.")
 @click.pass_context
 def command(ctx: click.Context, scenario: Path, cmd: tuple[str, ...], duration_s: float | None, out: Path | None,
-            node: str | None, seed: int | None, variant: str | None, lag_budget_us: float, spin_us: float, pcap: bool, as_json: bool) -> None:
+            node: str | None, seed: int | None, variant: str | None, lag_budget_us: float, spin_us: float, pcap: bool, bypass: bool, as_json: bool) -> None:
     """Run SCENARIO in real time, with the endpoints of its `external` flows as real network namespaces
     (each with a TUN device and an address 10.77.0.k), and COMMAND in one of them. Real packets cross the
     modelled network between them; modelled flows share it. Needs root (see `lasthop doctor`)."""
@@ -47,7 +49,7 @@ def command(ctx: click.Context, scenario: Path, cmd: tuple[str, ...], duration_s
         click.echo(f"lasthop: no command: emulating for the scenario's duration ({sc.duration_s:g} s)", err=True)
     try:
         em = emulate(sc, command_line, seed=seed, duration_s=duration_s, node=node, lag_budget_us=lag_budget_us,
-                     spin_us=spin_us, stdout_to_stderr=as_json, pcap=pcap)
+                     spin_us=spin_us, stdout_to_stderr=as_json, pcap=pcap, bypass=bypass)
     except EmulationError as e:
         raise click.UsageError(str(e)) if "not a real node" in str(e) or "no `external` flow" in str(e) \
             else LasthopError(f"emulation: {e}") from None
