@@ -56,10 +56,15 @@ def test_sigint_exits_130_without_a_summary(tmp_path: Path) -> None:
 
 def test_keyboard_interrupt_cancels_the_worker() -> None:
     """In the API, Ctrl-C (here raised in the main thread by a timer) cancels the engine and propagates."""
-    timer = threading.Timer(0.3, _thread.interrupt_main)
-    timer.start()
-    t0 = time.monotonic()
-    with pytest.raises(KeyboardInterrupt):
-        lasthop.run(endless())
+    # interrupt_main does nothing while SIGINT is ignored (a run started as a background job): handle it.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        timer = threading.Timer(0.3, _thread.interrupt_main)
+        timer.start()
+        t0 = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            lasthop.run(endless())
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert time.monotonic() - t0 < 5
     assert not [t for t in threading.enumerate() if t.name == "lasthop-run" and t.is_alive()]
