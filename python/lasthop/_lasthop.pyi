@@ -14,6 +14,7 @@ __all__ = [
     "check",
     "schema",
     "run",
+    "emulate",
     "git_revision",
     "saturation",
     "bianchi_ofdm54",
