@@ -244,6 +244,9 @@ fn stop(child: &mut Child) -> (Option<i32>, bool) {
 pub fn emulate(sc: &Scenario, seed: u64, cfg: &EmuConfig, cancel: &AtomicBool, progress: &AtomicU64) -> Result<EmuOutput, EmuError> {
     let (names, pairs) = real_nodes(sc)?;
     let mut sim = Sim::new(sc, seed);
+    // Growing vectors copy themselves when they double: millisecond stalls once they hold ~10^5
+    // packets. Reserve (virtual memory, touched as used) for a few million.
+    sim.reserve_packets(RESERVE);
     let mut ports: HashMap<(usize, usize), Port> = HashMap::new();
     for (k, (flow, reverse)) in pairs {
         ports.insert(k, sim.port(&flow, reverse).expect("an external flow has ports"));
@@ -320,6 +323,8 @@ struct Loop<'a> {
 }
 
 const TIMER: u64 = u64::MAX;
+/// Packets the logs are reserved for up front.
+const RESERVE: usize = 1 << 22;
 /// A packet the model has held this long was dropped in it (its bytes are forgotten).
 const FORGET_AFTER: SimDuration = SimDuration::from_secs(60);
 
@@ -344,8 +349,8 @@ impl<'a> Loop<'a> {
             read_at: SimTime::ZERO,
             pcaps,
             epoch0: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default(),
-            lag_ns: Vec::new(),
-            inputs: Vec::new(),
+            lag_ns: Vec::with_capacity(RESERVE),
+            inputs: Vec::with_capacity(RESERVE),
             injected: 0,
             written: 0,
             unmapped: 0,

@@ -126,6 +126,12 @@ impl Sim {
         Ok(Sim { w, scenario: scenario.clone() })
     }
 
+    /// Reserves the packet log for `packets` more packets (a real-time run cannot afford the copy when a
+    /// growing log doubles).
+    pub fn reserve_packets(&mut self, packets: usize) {
+        self.w.log.reserve(packets);
+    }
+
     /// The model's clock: the last event processed, or the time last advanced to.
     pub fn now(&self) -> SimTime {
         self.w.q.now()

@@ -171,6 +171,26 @@ impl PacketLog {
         }
     }
 
+    /// Reserves room for `n` more rows, so that growing the log never copies it while a real-time run
+    /// goes (pages are only touched as rows are written).
+    pub fn reserve(&mut self, n: usize) {
+        if !self.enabled {
+            return;
+        }
+        self.flow.reserve(n);
+        self.seq.reserve(n);
+        self.size.reserve(n);
+        for c in self.stages.iter_mut() {
+            c.reserve(n);
+        }
+        self.drop_reason.reserve(n);
+        self.reverse.reserve(n);
+        if self.select.is_some() {
+            self.rows.reserve(n);
+            self.id.reserve(n);
+        }
+    }
+
     /// Adds a row for a new packet (ids come in order, from 0), if it is logged.
     pub fn open(&mut self, p: &Packet) {
         if !self.enabled {
