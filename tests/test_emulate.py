@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import lasthop
 from support import EXAMPLES, REPO, ctrl_c_able, small_scenario, write_scenario
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/dev/net/tun") or not shutil.which("ip"),
@@ -241,3 +242,27 @@ def test_ping_through_an_idle_modelled_ap_takes_the_models_round_trip(tmp_path: 
     model = (requests["latency_ms"].to_numpy() + replies["latency_ms"].to_numpy())
     overhead = statistics.median(rtt) - statistics.median(model)
     assert 0.0 <= overhead < 0.2, (statistics.median(rtt), statistics.median(model))
+
+
+@pytest.mark.skipif(shutil.which("iperf3") is None, reason="iperf3 is not installed; make test installs it")
+def test_iperf3_kernel_cubic_gets_the_goodput_of_lasthops_cubic(tmp_path: Path) -> None:
+    """The home scenario (a real laptop beside four modelled downloads on one 802.11n AP): the kernel's
+    Cubic (iperf3, 8 s) gets within 10 % of the goodput lasthop's own Cubic gets in the same place."""
+    import re
+    import tomllib
+
+    doc = tomllib.loads((EXAMPLES / "emulate_home.toml").read_text())
+    doc.pop("variants")
+    doc["duration_s"] = 10.0
+    write_scenario(tmp_path / "emu.toml", doc)
+    script = tmp_path / "iperf.sh"
+    script.write_text("ip netns exec $LASTHOP_NS_SERVER iperf3 -s -1 -D >/dev/null 2>&1\nsleep 1\n"
+                      "iperf3 -c $LASTHOP_IP_SERVER -R -t 8 -C cubic\n")
+    r = _emulate(tmp_path / "emu.toml", "--out", tmp_path / "run", "--json", "--no-pcap", "--lag-budget-us", "100000",
+                 "--", "sh", script, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    real = float(re.findall(r"([\d.]+) Mbits/sec\s+receiver", r.stderr)[-1])
+    doc["flows"][0] = {"name": "real", "type": "tcp", "from": "server", "to": "laptop", "start_s": 1.0,
+                       "tcp": {"cc": {"type": "cubic"}}}
+    modelled = lasthop.run(lasthop.Scenario.from_dict(doc)).flows.set_index("flow").loc["real", "goodput_mbps"]
+    assert abs(real / modelled - 1) < 0.10, (real, modelled)
