@@ -266,3 +266,14 @@ def test_iperf3_kernel_cubic_gets_the_goodput_of_lasthops_cubic(tmp_path: Path) 
                        "tcp": {"cc": {"type": "cubic"}}}
     modelled = lasthop.run(lasthop.Scenario.from_dict(doc)).flows.set_index("flow").loc["real", "goodput_mbps"]
     assert abs(real / modelled - 1) < 0.10, (real, modelled)
+
+
+@pytest.mark.skipif(shutil.which("iperf3") is None, reason="iperf3 is not installed; make test installs it")
+def test_the_emulation_benchmark_runs_both_modes() -> None:
+    r = subprocess.run([sys.executable, "-m", "lasthop", "bench", "--emulation", "--seconds", "1", "--json"],
+                       capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert r.returncode == 0, r.stderr
+    rows = {row["mode"]: row for row in json.loads(r.stdout)["rows"]}
+    assert set(rows) == {"model", "bypass"}
+    for row in rows.values():  # 1 s of 100 Mbit/s in 1400-byte datagrams, all carried
+        assert row["packets"] > 5000 and row["iperf3_mbps"] > 50 and row["lag_p50_us"] >= 0

@@ -3,7 +3,10 @@ anchor scenarios, side by side with ns-3's speed on this machine kind (from the 
 
 from __future__ import annotations
 
+import json
 import time
+from pathlib import Path
+from typing import Any
 
 import click
 
@@ -19,8 +22,16 @@ from lasthop.commands.validate import NS, SCENARIOS, _emit
 @click.option("--seconds", default=10.0, show_default=True, help="Simulated seconds per run.")
 @click.option("--repeat", default=3, show_default=True, type=click.IntRange(min=1),
               help="Runs per point; the fastest is reported.")
-def command(as_json: bool, scenario: str | None, n_only: int | None, seconds: float, repeat: int) -> None:
+@click.option("--emulation", is_flag=True,
+              help="Instead: the emulator's lag at 100 Mbit/s of iperf3 UDP through the model and in relay "
+                   "mode (needs root and iperf3, as lasthop emulate does).")
+def command(as_json: bool, scenario: str | None, n_only: int | None, seconds: float, repeat: int,
+            emulation: bool) -> None:
     """Speed of the 802.11 model on the saturated scenarios (whole run, fastest of --repeat)."""
+    if emulation:
+        _emit({"rows": emulation_rows(seconds=min(seconds, 5.0))}, as_json,
+              "lasthop emulate: lag at 100 Mbit/s of iperf3 UDP (µs)")
+        return
     try:
         ref = ns3_results()
     except OSError:
@@ -43,3 +54,41 @@ def command(as_json: bool, scenario: str | None, n_only: int | None, seconds: fl
                 row["speedup_vs_ns3"] = seconds / best / ns3
             rows.append(row)
     _emit({"rows": rows}, as_json, "lasthop speed (saturated scenarios)")
+
+
+BENCH_SCENARIO = {
+    "name": "bench-emulation", "duration_s": 60,
+    "servers": [{"name": "server"}],
+    "aps": [{"name": "ap", "last_hop": {"type": "wired", "rate_mbps": 200, "delay_ms": 1}}],
+    "stations": [{"name": "laptop"}],
+    "links": [{"a": "server", "b": "ap", "rate_mbps": 1000, "delay_ms": 1}],
+    "flows": [{"name": "real", "type": "external", "from": "server", "to": "laptop"}],
+}
+
+
+def emulation_rows(seconds: float = 5.0) -> list[dict[str, Any]]:
+    """iperf3 UDP at 100 Mbit/s from the laptop's namespace to the server's, through a modelled
+    200 Mbit/s last hop and in relay mode (``--bypass``): the lag's percentiles and what iperf3 saw."""
+    import shutil
+    import tempfile
+
+    from lasthop.emulate import emulate
+    from lasthop.scenario import Scenario
+
+    if shutil.which("iperf3") is None:
+        raise click.UsageError("--emulation needs iperf3 (apt install iperf3); see lasthop doctor")
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="lasthop-bench-") as tmp:
+        for mode in ("model", "bypass"):
+            report = Path(tmp) / f"{mode}.json"
+            script = (f"ip netns exec $LASTHOP_NS_SERVER iperf3 -s -1 -D >/dev/null 2>&1; sleep 0.5; "
+                      f"iperf3 -c $LASTHOP_IP_SERVER -u -b 100M -l 1400 -t {seconds:g} -J > {report}")
+            em = emulate(Scenario.from_dict(BENCH_SCENARIO), ["sh", "-c", script], lag_budget_us=1e6,
+                         pcap=False, bypass=mode == "bypass", stdout_to_stderr=True)
+            e = em.result.summary["emulation"]
+            end = json.loads(report.read_text())["end"]["sum"]
+            rows.append({"mode": mode, "packets": e["written"], "lag_p50_us": e["lag_p50_us"],
+                         "lag_p99_us": e["lag_p99_us"], "lag_p999_us": e["lag_p999_us"], "lag_max_us": e["lag_max_us"],
+                         "iperf3_mbps": end["bits_per_second"] / 1e6, "iperf3_jitter_ms": end["jitter_ms"],
+                         "iperf3_lost_percent": end["lost_percent"]})
+    return rows
