@@ -19,7 +19,6 @@ iproute2; ``lasthop doctor`` checks them.
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +27,7 @@ from typing import Any
 from lasthop import _lasthop
 from lasthop.errors import LasthopError
 from lasthop.result import RunResult
-from lasthop.runner import _as_scenario, _cancel, _wait
+from lasthop.runner import _as_scenario, in_engine_thread
 from lasthop.scenario import Scenario
 
 __all__ = ["emulate", "replay", "Emulation", "EmulationError"]
@@ -90,40 +89,20 @@ def emulate(scenario: Scenario | str | os.PathLike[str] | Mapping[str, Any], com
     sc = _as_scenario(scenario)
     if seed is not None:
         sc = sc.with_seed(seed)
-    handle = _lasthop.Progress()
-    done = threading.Event()
-    box: dict[str, Any] = {}
     import tempfile
 
+    handle = _lasthop.Progress()
     captures = tempfile.TemporaryDirectory(prefix="lasthop-pcap-")
-
-    def work() -> None:
-        try:
-            box["out"] = _lasthop.emulate(sc.to_json(), sc.base_dir, None, duration_s, lag_budget_us, spin_us,
-                                          list(command), node, handle, stdout_to_stderr,
-                                          captures.name if pcap else None, bypass)
-        except BaseException as e:  # noqa: BLE001 - handed to the waiting thread
-            box["err"] = e
-        finally:
-            done.set()
-
-    threading.Thread(target=work, name="lasthop-emulate", daemon=True).start()
     try:
-        _wait(done, handle, sc, show=False)
-    except BaseException:
-        _cancel(done, handle)
-        raise
-    err = box.get("err")
-    if isinstance(err, ValueError):
-        raise EmulationError(str(err)) from None
-    if isinstance(err, OSError):
-        raise EmulationError(str(err)) from None
-    if err is not None:
-        raise err
+        out = in_engine_thread(lambda: _lasthop.emulate(sc.to_json(), sc.base_dir, None, duration_s, lag_budget_us,
+                                                        spin_us, list(command), node, handle, stdout_to_stderr,
+                                                        captures.name if pcap else None, bypass),
+                               handle, sc, name="lasthop-emulate")
+    except (ValueError, OSError) as e:
+        raise EmulationError(str(e)) from None
     import numpy as np
     import pandas as pd
 
-    out = box["out"]
     res = RunResult._from_native(out, variant=sc.variant_info())
     emu = dict(out["emulation"])
     ids, lags = emu.pop("lag_packets")

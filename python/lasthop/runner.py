@@ -12,7 +12,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from lasthop import _lasthop
@@ -37,26 +37,36 @@ def run(scenario: Scenario | str | os.PathLike[str] | Mapping[str, Any], seed: i
     if seed is not None:
         sc = sc.with_seed(seed)
     handle = _lasthop.Progress()
+    out = in_engine_thread(lambda: _lasthop.run(sc.to_json(), sc.base_dir, None, handle), handle, sc,
+                           show=progress and sys.stderr.isatty())
+    return RunResult._from_native(out, variant=sc.variant_info())
+
+
+def in_engine_thread(call: Callable[[], Any], handle: _lasthop.Progress, sc: Scenario, show: bool = False,
+                     name: str = "lasthop-run") -> Any:
+    """Runs ``call`` (which releases the GIL in the engine) in a worker thread and returns its result,
+    re-raising its exception here; Ctrl-C here cancels it through ``handle`` and waits until it has
+    returned. ``show``: a progress bar after about two seconds."""
     done = threading.Event()
     box: dict[str, Any] = {}
 
     def work() -> None:
         try:
-            box["out"] = _lasthop.run(sc.to_json(), sc.base_dir, None, handle)
+            box["out"] = call()
         except BaseException as e:  # noqa: BLE001 - handed to the waiting thread
             box["err"] = e
         finally:
             done.set()
 
-    threading.Thread(target=work, name="lasthop-run", daemon=True).start()
+    threading.Thread(target=work, name=name, daemon=True).start()
     try:
-        _wait(done, handle, sc, show=progress and sys.stderr.isatty())
+        _wait(done, handle, sc, show=show)
     except BaseException:
         _cancel(done, handle)
         raise
     if "err" in box:
         raise box["err"]
-    return RunResult._from_native(box["out"], variant=sc.variant_info())
+    return box["out"]
 
 
 def _cancel(done: threading.Event, handle: _lasthop.Progress) -> None:

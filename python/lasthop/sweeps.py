@@ -33,7 +33,6 @@ import hashlib
 import itertools
 import json
 import os
-import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -189,27 +188,11 @@ def plan(spec: SweepSpec) -> list[Point]:
 
 def _point_scenario(data: Mapping[str, Any], base_dir: Path, shown: str, params: Mapping[str, Any]) -> Scenario:
     """The scenario of one grid combination: the variant it names (if any), then its values set."""
-    doc = {k: v for k, v in data.items() if k != _variants.VARIANTS_KEY}
-    info: dict[str, Any] | None = None
     if VARIANT_KEY in params:
-        specs, issues = _variants.parse_variants(data.get(_variants.VARIANTS_KEY))
-        if issues:
-            raise ScenarioError(issues, source=shown)
-        spec = next((s for s in specs if s.name == params[VARIANT_KEY]), None)
-        if spec is None:
-            raise _variants.unknown_variant(str(params[VARIANT_KEY]), [s.name for s in specs], shown)
-        doc, issues = _variants.apply_variant(data, spec)
-        if issues:
-            raise ScenarioError(issues, source=shown)
-        info = spec.info()
-    for k, v in params.items():
-        if k == VARIANT_KEY:
-            continue
-        try:
-            _variants.apply_set(doc, _variants.parse_path(k), v)
-        except ValueError as e:
-            raise ScenarioError.single("path_error", str(e), input=k, source=shown) from None
-    return Scenario(doc, base_dir=base_dir, source=shown, variant=info)
+        sc = Scenario.variants(data, base_dir=base_dir, names=[str(params[VARIANT_KEY])], source=shown)[0]
+    else:
+        sc = Scenario(data, base_dir=base_dir, source=shown)
+    return sc.with_set({k: v for k, v in params.items() if k != VARIANT_KEY})
 
 
 def point_key(sc: Scenario, seed: int) -> str:
@@ -408,6 +391,3 @@ def read_run(d: Path) -> dict[str, bytes]:
     """A run directory's files."""
     return {f.name: f.read_bytes() for f in d.iterdir() if f.is_file() and not f.name.startswith(".")}
 
-
-def remove_tree(d: Path) -> None:
-    shutil.rmtree(d, ignore_errors=True)
