@@ -93,6 +93,10 @@
 //!
 //! # Choices where the spec or the code is ambiguous
 //!
+//! 0. **Real flows** (`external`, the emulator): Zhuge manages them as TCP. Their segments' sequence,
+//!    length and acknowledgement are read in the clear, so real ACKs are held like modelled ones (never
+//!    rewritten); packets that are not TCP pass untouched. FastAck and ABC do not serve external flows
+//!    (FastAck would have to forge real ACKs, ABC to rewrite ECN bits).
 //! 1. **ACKs are never duplicated** (§3.7, §5.2, §10.6). The ns-3 hooks are promiscuous and the original
 //!    ACK also reaches the sender; here the AP consumes it and forwards exactly one copy (Zhuge) or
 //!    decides per ACK (FastAck). The `duplicate_original_ack` parity switch is not provided.
