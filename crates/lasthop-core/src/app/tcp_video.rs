@@ -38,11 +38,17 @@ pub struct TcpVideoParams {
     pub max_kbps: u64,
     /// Per-frame header written before the frame, bytes. Default 12.
     pub header_bytes: u32,
+    /// A fixed bitrate, Mbit/s, instead of the adaptation: every frame is rate/fps bytes (a VR stream,
+    /// `qair-lastpq.md` §17.2: 45 Mbit/s at 30 fps for 1080p). Default: adapt.
+    pub rate_mbps: Option<f64>,
+    /// Skip a due frame at the source when more than this many frames' bytes are still unsent in the
+    /// socket (the VR sender of §17.2 skips when more than one frame is unsent: 1). Default: never.
+    pub skip_unsent_frames: Option<f64>,
 }
 
 impl Default for TcpVideoParams {
     fn default() -> Self {
-        TcpVideoParams { fps: 25, min_kbps: 100, max_kbps: 100_000, header_bytes: 12 }
+        TcpVideoParams { fps: 25, min_kbps: 100, max_kbps: 100_000, header_bytes: 12, rate_mbps: None, skip_unsent_frames: None }
     }
 }
 
@@ -54,6 +60,12 @@ impl TcpVideoParams {
         }
         if self.min_kbps == 0 || self.min_kbps > self.max_kbps {
             return Err(("min_kbps", "must be in 1..=max_kbps"));
+        }
+        if self.rate_mbps.is_some_and(|r| !(r.is_finite() && r > 0.0 && r <= 10_000.0)) {
+            return Err(("rate_mbps", "must be a positive number of Mbit/s up to 10000"));
+        }
+        if self.skip_unsent_frames.is_some_and(|n| !(n.is_finite() && (0.0..=1e6).contains(&n))) {
+            return Err(("skip_unsent_frames", "must be zero or a positive number of frames"));
         }
         Ok(())
     }
@@ -93,6 +105,8 @@ pub struct TcpVideoSender {
     frame_id: u64,
     /// (capture time, bytes) of every frame written, for the bitrate metric.
     pub frames: Vec<(SimTime, u64)>,
+    /// Frames skipped at the source ([`TcpVideoParams::skip_unsent_frames`]).
+    pub skipped: u64,
 }
 
 impl TcpVideoSender {
@@ -112,6 +126,7 @@ impl TcpVideoSender {
             window_start: start,
             frame_id: 0,
             frames: Vec::new(),
+            skipped: 0,
         }
     }
 
@@ -144,10 +159,19 @@ impl TcpVideoSender {
             return None;
         }
         let capture = self.next_frame;
-        self.adapt(now, unsent);
         self.next_frame = capture + self.interval;
-        let kbps = (self.rate_bps as u64) >> 10;
-        let bytes = kbps * 1000 / 8 / self.p.fps as u64 + self.p.header_bytes as u64;
+        let bytes = match self.p.rate_mbps {
+            Some(mbps) => (mbps * 1e6 / 8.0 / self.p.fps as f64).round() as u64 + self.p.header_bytes as u64,
+            None => {
+                self.adapt(now, unsent);
+                let kbps = (self.rate_bps as u64) >> 10;
+                kbps * 1000 / 8 / self.p.fps as u64 + self.p.header_bytes as u64
+            }
+        };
+        if self.p.skip_unsent_frames.is_some_and(|n| unsent as f64 > n * bytes as f64) {
+            self.skipped += 1;
+            return None;
+        }
         self.written_total += bytes;
         self.written_window += bytes;
         let id = self.frame_id;
@@ -259,6 +283,20 @@ mod tests {
         // factor = max(0.1, 1 − 3000/3000) = 0.1 → R = 0.75 · min(1e6, 60 000) = 45 000.
         s.poll(ms(40), 3000);
         assert!((s.rate_bps() - 45_000.0).abs() < 1e-6, "{}", s.rate_bps());
+    }
+
+    #[test]
+    fn a_fixed_rate_stream_skips_frames_while_more_than_one_is_unsent() {
+        let p = TcpVideoParams { fps: 30, rate_mbps: Some(45.0), skip_unsent_frames: Some(1.0), header_bytes: 0, ..Default::default() };
+        let mut s = TcpVideoSender::new(&p, ms(0), ms(10_000));
+        // 45 Mbit/s at 30 fps: 187 500 B per frame.
+        assert_eq!(s.poll(ms(0), 0).map(|f| f.bytes), Some(187_500));
+        // One frame unsent is allowed; more than one skips the frame, and the clock goes on.
+        assert_eq!(s.poll(ms(34), 187_500).map(|f| f.bytes), Some(187_500));
+        assert_eq!(s.poll(ms(67), 187_501), None);
+        assert_eq!(s.skipped, 1);
+        assert_eq!(s.next_wakeup(), Some(SimTime::from_ns(100_000_000 - 1)));
+        assert_eq!(s.poll(ms(100), 0).map(|f| f.id), Some(2));
     }
 
     #[test]

@@ -150,6 +150,10 @@ impl Host for TcpHost {
     }
 
     fn stats(&self) -> Option<serde_json::Value> {
-        Some(serde_json::json!({ "sender": self.sender.stats(), "goodput_bytes": self.receiver.delivered_bytes }))
+        let mut v = serde_json::json!({ "sender": self.sender.stats(), "goodput_bytes": self.receiver.delivered_bytes });
+        if let Some(video) = &self.video {
+            v["frames_skipped"] = video.sender.skipped.into();
+        }
+        Some(v)
     }
 }

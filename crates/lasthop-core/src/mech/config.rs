@@ -9,6 +9,7 @@
 //! mechanism = { type = "fastack" }                              # AP-generated TCP ACKs (baseline)
 //! mechanism = { type = "abc" }                                  # ABC router marking (baseline)
 //! mechanisms = [{ type = "qair" }]                              # QAir (also on stations)
+//! mechanisms = [{ type = "lastpq", flows = [{ flow = "vr", demand_ms = 20 }] }]  # LAST-PQ
 //! ```
 
 use super::hook::{Install, InstallError, LinkKind, Mechanism, NodeBuilder, Role};
@@ -39,6 +40,10 @@ pub enum MechanismConfig {
     /// channel delay, so dense co-channel Wi-Fi keeps a short queue in the air. Runs on APs and on
     /// stations (`stations[].mechanisms`); needs the node's `linux` transmit path.
     Qair(super::qair::QairParams),
+    /// LAST-PQ (seed 002): the listed flows get flow queues of their own and a latency demand; a
+    /// delay controller adapts each one's permitted queueing delay, and the AP's driver serves a flow
+    /// about to miss its demand ahead of the airtime scheduler. Needs the AP's `linux` transmit path.
+    Lastpq(super::lastpq::LastPqParams),
 }
 
 /// `{ type = "zhuge", profile = "design", flows = [...], fortune_teller = {...}, ack_delayer = {...},
@@ -69,6 +74,7 @@ impl MechanismConfig {
             MechanismConfig::Fastack(_) => "fastack",
             MechanismConfig::Abc(_) => "abc",
             MechanismConfig::Qair(_) => "qair",
+            MechanismConfig::Lastpq(_) => "lastpq",
         }
     }
 
@@ -84,7 +90,7 @@ impl MechanismConfig {
     pub fn flows(&self) -> Option<&[String]> {
         match self {
             MechanismConfig::Zhuge(z) => z.flows.as_deref(),
-            MechanismConfig::Law(_) | MechanismConfig::Fastack(_) | MechanismConfig::Abc(_) | MechanismConfig::Qair(_) => None,
+            MechanismConfig::Law(_) | MechanismConfig::Fastack(_) | MechanismConfig::Abc(_) | MechanismConfig::Qair(_) | MechanismConfig::Lastpq(_) => None,
         }
     }
 
@@ -129,8 +135,14 @@ impl MechanismConfig {
                     return e("", f, &r);
                 }
             }
+            MechanismConfig::Lastpq(p) => p.validate()?,
         }
         Ok(())
+    }
+
+    /// Whether it fills a stage of the `linux` transmit path (a release gate, a driver policy).
+    pub fn sets_path_stage(&self) -> bool {
+        matches!(self, MechanismConfig::Qair(_) | MechanismConfig::Lastpq(_))
     }
 
     /// Whether it can run on a station (only transmit-path stages can).
@@ -152,24 +164,27 @@ impl Mechanism for MechanismConfig {
             MechanismConfig::Zhuge(_) | MechanismConfig::Fastack(_) => &[Role::Feedback],
             MechanismConfig::Abc(_) => &[Role::EcnMarking],
             MechanismConfig::Qair(_) => &[Role::ReleaseGate],
+            MechanismConfig::Lastpq(_) => &[Role::DriverPolicy],
         }
     }
 
-    /// Law's limits change at run time (`aps.<ap>.law`, applied by its transmit path).
+    /// Law's limits and LAST-PQ's demands change at run time (`aps.<ap>.law`, `aps.<ap>.lastpq`,
+    /// applied by the transmit path and the driver policy they installed).
     fn command_keys(&self) -> &'static [&'static str] {
         match self {
             MechanismConfig::Law(_) => &["limit_q_ms", "limit_h_ms"],
+            MechanismConfig::Lastpq(_) => &["demand_ms", "percentile"],
             _ => &[],
         }
     }
 
     fn install(&self, node: &mut NodeBuilder) -> Result<(), InstallError> {
         let name = self.kind();
-        if matches!(self, MechanismConfig::Law(_) | MechanismConfig::Qair(_)) && node.link != LinkKind::Wifi {
+        if matches!(self, MechanismConfig::Law(_) | MechanismConfig::Qair(_) | MechanismConfig::Lastpq(_)) && node.link != LinkKind::Wifi {
             return Err(InstallError::Unsupported { mechanism: name.into(), needs: "a `wifi` last hop".into() });
         }
         // A stage's role is claimed where the stage is set.
-        for &r in self.roles().iter().filter(|&&r| r != Role::ReleaseGate) {
+        for &r in self.roles().iter().filter(|&&r| !matches!(r, Role::ReleaseGate | Role::DriverPolicy)) {
             node.claim(r, name)?;
         }
         match self {
@@ -184,6 +199,16 @@ impl Mechanism for MechanismConfig {
                 node.add_hook(name, Box::new(hook));
             }
             MechanismConfig::Qair(p) => node.set_release_gate(name, Box::new(super::qair::gate::QairGate::new(p)))?,
+            MechanismConfig::Lastpq(p) => {
+                let mut indices = Vec::new();
+                for d in &p.flows {
+                    match node.flows.iter().find(|f| f.name == d.flow) {
+                        Some(f) => indices.push(f.index),
+                        None => return Err(InstallError::Unsupported { mechanism: name.into(), needs: format!("flow '{}' to end at a station of '{}'", d.flow, node.name) }),
+                    }
+                }
+                node.set_driver_policy(name, Box::new(super::lastpq::policy::LastPqPolicy::new(p, &indices)))?;
+            }
         }
         Ok(())
     }

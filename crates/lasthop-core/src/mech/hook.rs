@@ -125,6 +125,8 @@ pub enum Role {
     ReleaseGate,
     /// Which station's TXQ the driver serves next.
     TxqScheduler,
+    /// The driver's policy (dedicated flow queues, a priority path, aggregation caps).
+    DriverPolicy,
 }
 
 impl Role {
@@ -137,6 +139,7 @@ impl Role {
             Role::EcnMarking => "mark ECN",
             Role::ReleaseGate => "gate the driver's release to the hardware",
             Role::TxqScheduler => "schedule the TXQs",
+            Role::DriverPolicy => "set the driver's policy",
         }
     }
 }
@@ -170,6 +173,7 @@ pub struct NodeBuilder {
     pub(crate) hooks: Vec<(String, Box<dyn ApHook>)>,
     pub(crate) release_gate: Option<(String, Box<dyn crate::mac::txpath::gate::ReleaseGate>)>,
     pub(crate) txq_scheduler: Option<(String, MakeScheduler)>,
+    pub(crate) driver_policy: Option<(String, Box<dyn crate::mac::txpath::driver::DriverPolicy>)>,
 }
 
 /// Builds the TXQ scheduler of one AC (its index).
@@ -177,7 +181,7 @@ pub type MakeScheduler = Box<dyn Fn(usize) -> Box<dyn crate::mac::txpath::schedu
 
 impl NodeBuilder {
     pub fn new(name: String, link: LinkKind, flows: Vec<FlowInfo>, seed: u64) -> Self {
-        NodeBuilder { name, link, flows, seed, claims: Vec::new(), installs: Vec::new(), hooks: Vec::new(), release_gate: None, txq_scheduler: None }
+        NodeBuilder { name, link, flows, seed, claims: Vec::new(), installs: Vec::new(), hooks: Vec::new(), release_gate: None, txq_scheduler: None, driver_policy: None }
     }
 
     /// Claims `role` for mechanism `by`; refused if another mechanism holds it.
@@ -212,6 +216,14 @@ impl NodeBuilder {
     pub fn set_txq_scheduler(&mut self, by: &str, make: MakeScheduler) -> Result<(), InstallError> {
         self.claim(Role::TxqScheduler, by)?;
         self.txq_scheduler = Some((by.to_string(), make));
+        Ok(())
+    }
+
+    /// Puts mechanism `by`'s policy into the node's driver (claims [`Role::DriverPolicy`]). The node's
+    /// transmit path must have an ath9k-style driver (the `linux` path).
+    pub fn set_driver_policy(&mut self, by: &str, policy: Box<dyn crate::mac::txpath::driver::DriverPolicy>) -> Result<(), InstallError> {
+        self.claim(Role::DriverPolicy, by)?;
+        self.driver_policy = Some((by.to_string(), policy));
         Ok(())
     }
 

@@ -7,11 +7,14 @@
 //!   per-transmission rate and retry control);
 //! * `zhuge` — Fortune Teller delay prediction and the Feedback Updater (ACK delaying, TWCC
 //!   rewriting) at the AP, with the FastAck and ABC baselines;
-//! * QAir and LAST-PQ follow (per-station regulator below the driver; priority flow queues over
-//!   FQ-CoDel with a delay controller).
+//! * `qair` — per-node regulator between driver and hardware queue (AIMD on the per-frame channel
+//!   delay), on APs and stations;
+//! * `lastpq` — priority flow queues over FQ-CoDel and airtime fairness with a delay controller and a
+//!   latency-aware scheduler, as the Linux driver's policy at an AP.
 
 pub mod config;
 pub mod hook;
+pub mod lastpq;
 pub mod law;
 pub mod qair;
 pub mod zhuge;

@@ -119,6 +119,8 @@ struct Flow {
     /// leaves its tin's lists at dequeue.
     tin: Option<TinId>,
     cvars: CodelVars,
+    /// A flow queue of its own ([`Fq::add_dedicated_flow`]): never hashed to, never a tin's default.
+    dedicated: bool,
 }
 
 /// Counters of one tin (Linux `struct fq_tin` plus the TXQ's `cstats`).
@@ -247,6 +249,45 @@ impl Fq {
         id
     }
 
+    /// Adds a flow queue outside the hashed table, for one flow that must never collide with others
+    /// (LAST-PQ's prioritized flows, `qair-lastpq.md` §12 [LH]); packets go to it by
+    /// [`Fq::enqueue_dedicated`]. It takes part in its tin's new/old DRR like any flow.
+    pub fn add_dedicated_flow(&mut self) -> FlowId {
+        let f = self.flows.len() as u32;
+        self.flows.push(Flow { dedicated: true, ..Flow::default() });
+        FlowId(f)
+    }
+
+    /// Queues `p` on `tin` in dedicated flow `f` (from [`Fq::add_dedicated_flow`]), with the limits of
+    /// the whole table.
+    pub fn enqueue_dedicated(&mut self, now: SimTime, tin: TinId, f: FlowId, p: Packet, drops: &mut Vec<Dropped>) {
+        assert!(self.flows[f.0 as usize].dedicated, "flow {} is not dedicated", f.0);
+        if self.flows[f.0 as usize].tin.is_none() {
+            self.tins[tin.0 as usize].stats.flows += 1;
+        }
+        self.enqueue_flow(now, tin, f.0, p, drops);
+    }
+
+    /// Dequeues from dedicated flow `f` of `tin` directly, through its CoDel, charging its byte deficit
+    /// as a DRR dequeue would; the flow keeps its place on its tin's lists (LAST-PQ's priority path).
+    pub fn dequeue_dedicated(&mut self, now: SimTime, tin: TinId, f: FlowId, drops: &mut Vec<Dropped>) -> Option<Packet> {
+        if self.flows[f.0 as usize].tin != Some(tin) {
+            return None;
+        }
+        let p = self.codel_dequeue(now, tin, f.0, drops)?;
+        self.flows[f.0 as usize].deficit -= p.size as i64;
+        let s = &mut self.tins[tin.0 as usize].stats;
+        s.tx_packets += 1;
+        s.tx_bytes += p.size as u64;
+        Some(p)
+    }
+
+    /// A flow's queue: (packets, enqueue time of its head packet, byte deficit).
+    pub fn flow_head(&self, f: FlowId) -> (u32, Option<SimTime>, i64) {
+        let fl = &self.flows[f.0 as usize];
+        (fl.q.len() as u32, fl.q.front().map(|p| p.enqueued), fl.deficit)
+    }
+
     /// Changes a tin's CoDel parameters (mac80211's slow-station override does this at run time).
     pub fn set_tin_codel(&mut self, tin: TinId, codel: CodelParams) {
         self.tins[tin.0 as usize].codel = codel;
@@ -281,10 +322,15 @@ impl Fq {
     }
 
     /// [`Fq::enqueue`] with the table index given (Linux `fq_tin_enqueue()` takes it from the caller).
-    pub fn enqueue_at(&mut self, now: SimTime, tin: TinId, idx: u32, mut p: Packet, drops: &mut Vec<Dropped>) {
+    pub fn enqueue_at(&mut self, now: SimTime, tin: TinId, idx: u32, p: Packet, drops: &mut Vec<Dropped>) {
         assert!(idx < self.params.flows, "flow index {idx} out of range");
-        p.enqueued = now;
         let f = self.classify(tin, idx);
+        self.enqueue_flow(now, tin, f, p, drops);
+    }
+
+    /// Queues `p` in flow `f` of `tin` (Linux `fq_tin_enqueue()` after classification).
+    fn enqueue_flow(&mut self, now: SimTime, tin: TinId, f: u32, mut p: Packet, drops: &mut Vec<Dropped>) {
+        p.enqueued = now;
         let size = p.size as u64;
         if self.flows[f as usize].bytes == 0 {
             if self.is_default(f) {
@@ -331,7 +377,7 @@ impl Fq {
     }
 
     fn is_default(&self, f: u32) -> bool {
-        f >= self.params.flows
+        f >= self.params.flows && !self.flows[f as usize].dedicated
     }
 
     /// Linux `__fq_adjust_removal()`: bookkeeping after `packets`/`bytes`/`mem` left flow `f`.
@@ -571,7 +617,7 @@ impl Fq {
                 Some(FlowInfo {
                     flow: FlowId(i as u32),
                     tin,
-                    default_flow: i as u32 >= n,
+                    default_flow: i as u32 >= n && !fl.dedicated,
                     packets: fl.q.len() as u32,
                     bytes: fl.bytes,
                     deficit: fl.deficit,
@@ -615,7 +661,7 @@ impl Fq {
             let listed = self.tins.iter().map(|t| t.new_flows.iter().chain(&t.old_flows).filter(|&&x| x as usize == i).count()).sum::<usize>();
             assert_eq!(listed, f.list.is_some() as usize, "flow {i} list membership");
             total.2 += f.q.iter().map(|p| self.params.truesize(p.size)).sum::<u64>();
-            if (i as u32) < self.params.flows {
+            if (i as u32) < self.params.flows || f.dedicated {
                 assert_eq!(self.backlogged.contains(&(i as u32)), f.bytes > 0, "flow {i} bitmap");
             }
         }

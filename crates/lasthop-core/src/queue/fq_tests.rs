@@ -313,10 +313,41 @@ fn the_slow_station_override_delays_codel() {
     assert_eq!(first, Some(ms(400)));
 }
 
+#[test]
+fn a_dedicated_flow_never_collides_and_its_priority_dequeue_keeps_its_place() {
+    let mut r = Rig::new(FqParams { flows: 4, ..Default::default() });
+    let d = r.fq.add_dedicated_flow();
+    let other = r.fq.add_tin(CodelParams::mac80211());
+    // Index 1 is owned by the other tin: hashed packets of r.t would collide into the default flow.
+    r.fq.enqueue_at(ms(0), other, 1, pkt(90, 1, 100), &mut r.drops);
+    r.put(ms(0), 2, 3, 1000);
+    for i in 0..3 {
+        r.fq.enqueue_dedicated(ms(1), r.t, d, pkt(50 + i, 7, 500), &mut r.drops);
+    }
+    r.fq.check_invariants();
+    assert_eq!(r.fq.tin_stats(r.t).collisions, 0);
+    assert_eq!(r.fq.flow_head(d), (3, Some(ms(1)), 300));
+    // The priority path takes the dedicated flow's head and charges its deficit.
+    assert_eq!(r.fq.dequeue_dedicated(ms(2), r.t, d, &mut r.drops).map(|p| p.id), Some(50));
+    assert_eq!(r.fq.flow_head(d), (2, Some(ms(1)), -200));
+    r.fq.check_invariants();
+    // Not another tin's: nothing.
+    assert!(r.fq.dequeue_dedicated(ms(2), other, d, &mut r.drops).is_none());
+    // The normal DRR still serves flow 2 (new list, first) and then the dedicated flow in its turn.
+    assert_eq!(r.get_flow(ms(2)), Some(2));
+    let order: Vec<u32> = std::iter::from_fn(|| r.get_flow(ms(2))).collect();
+    assert_eq!(order.iter().filter(|&&f| f == 7).count(), 2);
+    assert_eq!(order.iter().filter(|&&f| f == 2).count(), 2);
+    assert_eq!(r.fq.flow_head(d).0, 0);
+}
+
 #[derive(Clone, Debug)]
 enum Op {
     Enq { tin: u8, idx: u8, size: u32 },
     Deq { tin: u8 },
+    /// Into the tin's dedicated flow, and straight out of it (LAST-PQ's priority path).
+    EnqDedicated { tin: u8, size: u32 },
+    DeqDedicated { tin: u8 },
     Wait { ms: u8 },
 }
 
@@ -324,6 +355,8 @@ fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         5 => (0u8..3, 0u8..6, 40u32..1500).prop_map(|(tin, idx, size)| Op::Enq { tin, idx, size }),
         4 => (0u8..3).prop_map(|tin| Op::Deq { tin }),
+        2 => (0u8..3, 40u32..1500).prop_map(|(tin, size)| Op::EnqDedicated { tin, size }),
+        1 => (0u8..3).prop_map(|tin| Op::DeqDedicated { tin }),
         1 => (0u8..60).prop_map(|ms| Op::Wait { ms }),
     ]
 }
@@ -335,6 +368,7 @@ proptest! {
     fn counters_match_contents_and_no_packet_is_lost(ops in proptest::collection::vec(op(), 1..500)) {
         let mut fq = fq(FqParams { flows: 16, limit: 25, memory_limit: 24_000, skb_overhead: 200, ..Default::default() });
         let tins: Vec<TinId> = (0..3).map(|_| fq.add_tin(CodelParams { target_us: 5_000, ..CodelParams::mac80211() })).collect();
+        let dedicated: Vec<FlowId> = (0..3).map(|_| fq.add_dedicated_flow()).collect();
         let (mut now, mut id) = (SimTime::ZERO, 0u64);
         let (mut delivered, mut dropped, mut drops) = (vec![], vec![], vec![]);
         for o in ops {
@@ -346,6 +380,15 @@ proptest! {
                 }
                 Op::Deq { tin } => {
                     delivered.extend(fq.dequeue(now, tins[tin as usize], &mut drops).map(|p| p.id));
+                    prop_assert!(drops.iter().all(|d| d.1 == DropReason::Aqm));
+                }
+                Op::EnqDedicated { tin, size } => {
+                    fq.enqueue_dedicated(now, tins[tin as usize], dedicated[tin as usize], pkt(id, 100 + tin as u32, size), &mut drops);
+                    id += 1;
+                    prop_assert!(drops.iter().all(|d| d.1 == DropReason::QueueFull));
+                }
+                Op::DeqDedicated { tin } => {
+                    delivered.extend(fq.dequeue_dedicated(now, tins[tin as usize], dedicated[tin as usize], &mut drops).map(|p| p.id));
                     prop_assert!(drops.iter().all(|d| d.1 == DropReason::Aqm));
                 }
                 Op::Wait { ms } => now += SimDuration::from_ms(ms as u64),

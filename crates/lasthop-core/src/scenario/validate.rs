@@ -169,9 +169,12 @@ fn check_mechanisms(sc: &Scenario, a: &AccessPoint, loc: &Loc, is: &mut Issues) 
     for (rel, m) in a.mechanisms() {
         let at = loc.join(&rel);
         check_mechanism(sc, m, &at, is);
+        if let crate::mech::MechanismConfig::Lastpq(p) = m {
+            check_prioritized_flows(sc, a, p, &at, is);
+        }
         match &a.last_hop {
             LastHop::Wifi(w) => check_needs_linux_path(m, &crate::mac::config::default_paths(w).0, "ap_path", &at, is),
-            _ if m.law().is_some() || m.runs_on_stations() => {
+            _ if m.law().is_some() || m.sets_path_stage() => {
                 is.push(at.key("type"), format!("`{}` needs a `wifi` last hop", m.kind()), json!(m.kind()));
             }
             _ => {}
@@ -189,7 +192,7 @@ fn check_mechanisms(sc: &Scenario, a: &AccessPoint, loc: &Loc, is: &mut Issues) 
 
 /// A mechanism that sets a transmit-path stage needs a path that has the stage.
 fn check_needs_linux_path(m: &crate::mech::MechanismConfig, path: &TxPathConfig, key: &str, at: &Loc, is: &mut Issues) {
-    if m.runs_on_stations() && !matches!(path, TxPathConfig::Linux { .. }) {
+    if m.sets_path_stage() && !matches!(path, TxPathConfig::Linux { .. }) {
         is.push(at.key("type"), format!("`{}` needs the `linux` transmit path (set {key} = {{ type = \"linux\" }})", m.kind()), json!(m.kind()));
     }
 }
@@ -256,11 +259,31 @@ fn check_station_mechanisms(sc: &Scenario, s: &Station, loc: &Loc, is: &mut Issu
     }
 }
 
+/// LAST-PQ's flows: named flows that end at a station of this AP.
+fn check_prioritized_flows(sc: &Scenario, a: &AccessPoint, p: &crate::mech::lastpq::LastPqParams, loc: &Loc, is: &mut Issues) {
+    for (i, d) in p.flows.iter().enumerate() {
+        let at = loc.key("flows").index(i).key("flow");
+        let found = sc.flows.iter().enumerate().find(|(j, f)| f.common().name.map(str::to_string).unwrap_or_else(|| format!("flow{j}")) == d.flow);
+        let Some((_, f)) = found else {
+            is.push(at, format!("no flow named '{}'", d.flow), json!(d.flow));
+            continue;
+        };
+        let to = f.common().to;
+        let here = sc.stations.iter().find(|s| s.name == to).and_then(|s| sc.find_ap_of(s)).is_some_and(|ai| sc.aps[ai].name == a.name);
+        if !here {
+            is.push(at, format!("flow '{}' goes to '{to}', not to a station of '{}': LAST-PQ prioritizes the AP's downlink", d.flow, a.name), json!(d.flow));
+        }
+    }
+}
+
 fn check_mechanism(sc: &Scenario, m: &crate::mech::MechanismConfig, loc: &Loc, is: &mut Issues) {
     if let Err((path, reason)) = m.validate() {
         let mut at = loc.clone();
         for part in path.split('.') {
-            at = at.key(part);
+            at = match part.parse::<usize>() {
+                Ok(i) => at.index(i),
+                Err(_) => at.key(part),
+            };
         }
         is.push(at, reason, json!(null));
     }

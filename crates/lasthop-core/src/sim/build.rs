@@ -53,7 +53,8 @@ struct Net<'a> {
     refused: Option<crate::mech::InstallError>,
 }
 
-/// Puts the transmit-path stages mechanisms installed on `node` (a release gate, a TXQ scheduler)
+/// Puts the transmit-path stages mechanisms installed on `node` (a release gate, a TXQ scheduler, a
+/// driver policy)
 /// into its path; refused if the path lacks the stage.
 fn install_path_stages(node: &mut NodeBuilder, path: &mut TxPath) -> Result<(), crate::mech::InstallError> {
     let refuse = |by: String, what: &str| crate::mech::InstallError::Unsupported { mechanism: by, needs: format!("the `linux` transmit path at '{}' ({what})", node.name) };
@@ -65,6 +66,11 @@ fn install_path_stages(node: &mut NodeBuilder, path: &mut TxPath) -> Result<(), 
     if let Some((by, make)) = node.txq_scheduler.take() {
         if !path.set_txq_scheduler(&*make) {
             return Err(refuse(by, "mac80211 TXQs to schedule"));
+        }
+    }
+    if let Some((by, policy)) = node.driver_policy.take() {
+        if path.set_driver_policy(policy).is_err() {
+            return Err(refuse(by, "an ath9k-style driver for its policy"));
         }
     }
     Ok(())

@@ -8,6 +8,7 @@
 //! | `flows.<name>` (a `udp_cbr` or `udp_poisson` flow) | `rate_mbps` (> 0): the rate from the next packet on |
 //! | `stations.<name>` (a station of a Wi-Fi last hop) | `snr_db`: the mean SNR of both its links from now on (fading stays) |
 //! | `aps.<name>.law` (an AP that runs Law) | `limit_q_ms`, `limit_h_ms` (> 0): Law's limits from now on |
+//! | `aps.<name>.lastpq` (an AP that runs LAST-PQ) | `demand_ms = { <flow> = ms }`, `percentile = { <flow> = β }`: a prioritized flow's demand from the next window on |
 //! | `aps.<name>.<mechanism>` | what that mechanism's hook accepts (Zhuge, FastAck and ABC take none) |
 //!
 //! A command is resolved against the scenario before it runs ([`resolve`]): an unknown target, a key
@@ -38,8 +39,9 @@ pub(crate) enum Target {
     FlowRate(u32, f64),
     /// A Wi-Fi station's node; its new mean SNR.
     StationSnr(NodeId, f64),
-    /// Law at an AP node: the `set` table.
-    Law(NodeId),
+    /// The transmit path of an AP node (Law's path, or the Linux path's driver policy: LAST-PQ): the
+    /// `set` table.
+    Path(NodeId),
     /// The hook of mechanism `kind` at AP node `ap`.
     Hook { ap: NodeId, kind: &'static str },
 }
@@ -122,9 +124,40 @@ fn resolve_ap(sc: &Scenario, rest: &str, set: &Map<String, Value>) -> Result<Tar
     if m.law().is_some() {
         positive(set, "limit_q_ms")?;
         positive(set, "limit_h_ms")?;
-        return Ok(Target::Law(crate::sim::topology::ap_node(sc, ai)));
+        return Ok(Target::Path(crate::sim::topology::ap_node(sc, ai)));
+    }
+    if let crate::mech::MechanismConfig::Lastpq(p) = m {
+        resolve_demands(p, set)?;
+        return Ok(Target::Path(crate::sim::topology::ap_node(sc, ai)));
     }
     Ok(Target::Hook { ap: crate::sim::topology::ap_node(sc, ai), kind: m.kind() })
+}
+
+/// LAST-PQ's `demand_ms = { <flow> = ms }` / `percentile = { <flow> = β }`: prioritized flows, usable
+/// demands.
+fn resolve_demands(p: &crate::mech::lastpq::LastPqParams, set: &Map<String, Value>) -> Result<(), Refusal> {
+    let c = p.controller();
+    for (key, v) in set {
+        let Some(table) = v.as_object().filter(|t| !t.is_empty()) else {
+            return Err((Some(key.clone()), format!("must be a table of flow name = value, e.g. {key} = {{ vr = 15 }}, got {v}")));
+        };
+        for (name, x) in table {
+            let at = Some(format!("{key}.{name}"));
+            let Some(d) = p.flows.iter().find(|d| d.flow == *name) else {
+                let known: Vec<&str> = p.flows.iter().map(|d| d.flow.as_str()).collect();
+                return Err((at, format!("'{name}' is not a flow LAST-PQ prioritizes here ({})", known.join(", "))));
+            };
+            let Some(x) = x.as_f64() else { return Err((at, format!("must be a number, got {x}"))) };
+            let (ms, pct) = if key == "demand_ms" { (x, d.percentile) } else { (d.demand_ms, x) };
+            let ms = if key == "demand_ms" { ms } else { table_or(set, "demand_ms", name).unwrap_or(ms) };
+            crate::mech::lastpq::check_demand(&c, ms, pct).map_err(|(_, r)| (at.clone(), r))?;
+        }
+    }
+    Ok(())
+}
+
+fn table_or(set: &Map<String, Value>, key: &str, name: &str) -> Option<f64> {
+    set.get(key)?.as_object()?.get(name)?.as_f64()
 }
 
 impl super::world::World {
@@ -137,9 +170,9 @@ impl super::world::World {
                 }
             }
             Target::StationSnr(node, db) => self.medium.as_mut().expect("a Wi-Fi station has a medium").set_mean_snr(node, db),
-            Target::Law(ap) => {
-                let path = self.medium.as_mut().and_then(|m| m.path_mut(ap)).expect("resolved: the AP runs Law");
-                path.on_command(set).map_err(|(k, msg)| (Some(k), msg))?;
+            Target::Path(ap) => {
+                let path = self.medium.as_mut().and_then(|m| m.path_mut(ap)).expect("resolved: the AP runs the mechanism on its path");
+                path.on_command(now, set).map_err(|(k, msg)| (Some(k), msg))?;
             }
             Target::Hook { ap, kind } => return self.mech_command(now, ap, kind, set),
         }

@@ -116,6 +116,9 @@ impl TxqScheduler for AirtimeScheduler {
     fn charge(&mut self, txq: usize, airtime_us: u64) {
         AirtimeScheduler::charge(self, txq, airtime_us);
     }
+    fn deficit(&self, txq: usize) -> i64 {
+        AirtimeScheduler::deficit(self, txq)
+    }
     fn charged_us(&self) -> &[u64] {
         &self.charged_us
     }

@@ -24,6 +24,7 @@
 //! retries through [`RateControl::tx_limits`] (LLRA does; the others keep the defaults).
 
 use super::airtime::AirtimeScheduler;
+use super::driver::{DriverPolicy, DriverView, HwEnqueue};
 use super::scheduler::TxqScheduler;
 use super::gate::{ReleaseGate, TxEvent};
 use super::{Mpdu, PathOut, Psdu, RateChain, TxStatus};
@@ -35,7 +36,7 @@ use crate::phy::mcs::{Band, TxVector};
 use crate::queue::codel::CodelParams;
 use crate::queue::AnyQueue;
 use crate::ratectl::{AnyRateControl, QueueState, RateControl, RateEntry, RateSet};
-use crate::queue::fq::{Fq, FqParams, TinId};
+use crate::queue::fq::{Fq, FlowId, FqParams, TinId};
 use crate::rng::Rng;
 use crate::stats::{DropReason, Stage};
 use crate::time::{SimDuration, SimTime};
@@ -144,6 +145,26 @@ pub struct LinuxPath {
     /// current head has been the head.
     in_air: Vec<bool>,
     head_since: Vec<SimTime>,
+    /// The driver policy a mechanism installed (`None`: ath9k as is), and the dedicated FQ flow of
+    /// each (scenario flow, TXQ, AC) it asked for.
+    policy: Option<Box<dyn DriverPolicy>>,
+    dedicated: std::collections::BTreeMap<(u32, usize, usize), FlowId>,
+}
+
+/// The driver's queues as its policy sees them.
+struct View<'a> {
+    fq: &'a Fq,
+    dedicated: &'a std::collections::BTreeMap<(u32, usize, usize), FlowId>,
+    afs: &'a [Box<dyn TxqScheduler>],
+}
+
+impl DriverView for View<'_> {
+    fn flow_head(&self, flow: u32, txq: usize, ac: usize) -> Option<super::driver::FlowHead> {
+        self.dedicated.get(&(flow, txq, ac)).map(|&f| self.fq.flow_head(f))
+    }
+    fn txq_deficit(&self, txq: usize, ac: usize) -> i64 {
+        self.afs[ac].deficit(txq)
+    }
 }
 
 impl LinuxPath {
@@ -163,6 +184,8 @@ impl LinuxPath {
             aql_total_us: 0,
             in_air: vec![false; nq],
             head_since: vec![SimTime::ZERO; nq],
+            policy: None,
+            dedicated: Default::default(),
             p,
         }
     }
@@ -192,6 +215,11 @@ impl LinuxPath {
         self.gate.is_some()
     }
 
+    /// Puts a driver policy into the driver.
+    pub fn set_driver_policy(&mut self, policy: Box<dyn DriverPolicy>) {
+        self.policy = Some(policy);
+    }
+
     /// When the release gate opens again, if it refused a PSDU.
     pub fn next_wakeup(&self) -> Option<SimTime> {
         self.gate_wakeup
@@ -208,6 +236,9 @@ impl LinuxPath {
     fn tx_event(&mut self, now: SimTime, ev: TxEvent) {
         if let Some(g) = &mut self.gate {
             g.on_tx_event(now, &ev);
+        }
+        if let Some(p) = &mut self.policy {
+            p.on_tx_event(now, &ev);
         }
     }
 
@@ -284,7 +315,15 @@ impl LinuxPath {
         };
         let tin = self.links[link].txqs[ac].tin;
         out.log.stamp(pkt.id, Stage::TxqEnq, now);
-        self.fq.enqueue(now, tin, pkt, &mut self.drops);
+        match self.policy.as_mut().filter(|p| p.dedicated(pkt.flow)) {
+            Some(policy) => {
+                policy.on_enqueue(now, &pkt, link, ac);
+                let fq = &mut self.fq;
+                let f = *self.dedicated.entry((pkt.flow, link, ac)).or_insert_with(|| fq.add_dedicated_flow());
+                self.fq.enqueue_dedicated(now, tin, f, pkt, &mut self.drops);
+            }
+            None => self.fq.enqueue(now, tin, pkt, &mut self.drops),
+        }
         self.flush_drops(out);
         if self.txq_has_frames(link, ac) {
             self.afs[ac].activate(now, link);
@@ -311,22 +350,27 @@ impl LinuxPath {
         aggr < self.p.hw_depth_aggr && single < self.p.hw_depth_single
     }
 
-    /// The driver's scheduling round for one AC (`ath_txq_schedule`).
+    /// The driver's scheduling round for one AC (`ath_txq_schedule`): while the hardware queue has
+    /// room, the policy's priority TXQ or the scheduler's next one forms a PSDU.
     fn schedule(&mut self, now: SimTime, ac: usize, out: &mut PathOut<'_>) {
-        while self.hw_has_room(ac) && !self.afs[ac].is_empty() && self.gate_open(now) {
+        let mut refused = None;
+        while self.hw_has_room(ac) {
+            let prio = self.priority_txq(now, ac).filter(|&li| refused != Some(li));
+            if prio.is_none() && self.afs[ac].is_empty() || !self.gate_open(now) {
+                break;
+            }
+            if let Some(li) = prio {
+                // Served ahead of the scheduler; the TXQ keeps its place in the scheduler's lists.
+                match self.form(now, li, ac, true, out) {
+                    Some(psdu) => self.push_hw(now, li, ac, psdu),
+                    None => refused = Some(li),
+                }
+                continue;
+            }
             let Some(li) = self.afs[ac].next_txq(now) else { break };
-            match self.form(now, li, ac, out) {
+            match self.form(now, li, ac, false, out) {
                 Some(psdu) => {
-                    if let Some(g) = &mut self.gate {
-                        g.on_release(now, psdu.link, ac, psdu.psdu_len);
-                    }
-                    let c = &mut self.hw_count[ac];
-                    if psdu.aggregated { c.0 += 1 } else { c.1 += 1 }
-                    self.stats.psdus += 1;
-                    if self.hwq[ac].is_empty() && !self.in_air[ac] {
-                        self.head_since[ac] = now;
-                    }
-                    self.hwq[ac].push_back(psdu);
+                    self.push_hw(now, li, ac, psdu);
                     let more = self.txq_has_frames(li, ac);
                     self.afs[ac].return_txq(li, more);
                 }
@@ -337,9 +381,39 @@ impl LinuxPath {
         }
     }
 
-    /// Forms one PSDU from TXQ (`li`, `ac`): software retries first, then FQ-CoDel.
-    fn form(&mut self, now: SimTime, li: usize, ac: usize, out: &mut PathOut<'_>) -> Option<Psdu> {
+    /// The policy's TXQ for this opportunity of `ac`, if any.
+    fn priority_txq(&mut self, now: SimTime, ac: usize) -> Option<usize> {
+        let policy = self.policy.as_mut()?;
+        policy.priority_txq(now, ac, &View { fq: &self.fq, dedicated: &self.dedicated, afs: &self.afs })
+    }
+
+    /// Pushes a formed PSDU of TXQ (`li`, `ac`) into its hardware queue.
+    fn push_hw(&mut self, now: SimTime, li: usize, ac: usize, psdu: Psdu) {
+        if let Some(g) = &mut self.gate {
+            g.on_release(now, psdu.link, ac, psdu.psdu_len);
+        }
+        if let Some(policy) = &mut self.policy {
+            let (txv, _) = psdu.chain.get(0).expect("chain");
+            let air = data_airtime(&psdu.chain, psdu.psdu_len);
+            let response = if psdu.aggregated { crate::phy::airtime::BlockAckBitmap::Compressed64.frame_len() } else { crate::phy::airtime::ACK_LEN };
+            let resp = crate::phy::airtime::response_duration(&txv, &[], self.p.band, response);
+            let mac = SimDuration::from_ns(txv.preamble_header_ns(self.p.airtime.ns3_compat_vht_sigb)) + crate::phy::timing::PhyTimings::for_band(self.p.band).sifs + resp;
+            policy.on_hw_enqueue(now, &HwEnqueue { txq: li, ac, bytes: psdu.psdu_len, air, mac });
+        }
+        let c = &mut self.hw_count[ac];
+        if psdu.aggregated { c.0 += 1 } else { c.1 += 1 }
+        self.stats.psdus += 1;
+        if self.hwq[ac].is_empty() && !self.in_air[ac] {
+            self.head_since[ac] = now;
+        }
+        self.hwq[ac].push_back(psdu);
+    }
+
+    /// Forms one PSDU from TXQ (`li`, `ac`): software retries first, then FQ-CoDel (on the priority
+    /// path: the policy's dedicated flows first).
+    fn form(&mut self, now: SimTime, li: usize, ac: usize, priority: bool, out: &mut PathOut<'_>) -> Option<Psdu> {
         let (chain, probe, cap) = self.rate_chain(now, li, ac);
+        let air_cap = if priority { None } else { self.policy.as_ref().and_then(|p| p.aggregation_cap(now, li, ac)) };
         // A rate-control probe is sent alone (ath9k never aggregates a probe).
         let aggregate = self.aggregate(ac) && !probe;
         let slowest = (0..4).filter_map(|i| chain.get(i)).map(|(t, _)| t).min_by_key(|t| t.data_rate().bps())?;
@@ -351,9 +425,12 @@ impl LinuxPath {
             if mpdus.len() as u32 >= max_n {
                 break;
             }
-            let Some(next) = self.peek_mpdu(now, li, ac, out) else { break };
+            let Some(next) = self.peek_mpdu(now, li, ac, priority, out) else { break };
             let new_len = if aggregate { ampdu_len_with(len, next.len) } else { next.len };
             if !mpdus.is_empty() && (new_len > self.p.max_ampdu_bytes || ppdu_duration_with(&slowest, new_len, band, opts) > self.p.max_aggr_duration) {
+                break;
+            }
+            if !mpdus.is_empty() && air_cap.is_some_and(|c| data_airtime(&chain, new_len) > c) {
                 break;
             }
             let est = self.aql_estimate_us(&chain, next.len);
@@ -398,7 +475,7 @@ impl LinuxPath {
     /// The next MPDU of TXQ (`li`, `ac`), left at the front of its retry queue: a software retry, or
     /// a packet dequeued from FQ-CoDel now; `None` when the BlockAck window is full, AQL holds the
     /// station back, or nothing is queued.
-    fn peek_mpdu(&mut self, now: SimTime, li: usize, ac: usize, out: &mut PathOut<'_>) -> Option<Mpdu> {
+    fn peek_mpdu(&mut self, now: SimTime, li: usize, ac: usize, priority: bool, out: &mut PathOut<'_>) -> Option<Mpdu> {
         let txq = &mut self.links[li].txqs[ac];
         if let Some(m) = txq.retry.front() {
             return Some(*m);
@@ -413,13 +490,29 @@ impl LinuxPath {
             }
         }
         let tin = txq.tin;
-        let pkt = self.fq.dequeue(now, tin, &mut self.drops)?;
+        let pkt = self.dequeue(now, li, ac, tin, priority)?;
         out.log.stamp(pkt.id, Stage::TxqDeq, now);
         let txq = &mut self.links[li].txqs[ac];
         let m = Mpdu { pkt, seq: txq.next_seq, len: crate::mac::mpdu_len(pkt.size, self.p.qos), attempts: 0, enq: now };
         txq.next_seq += 1;
         txq.retry.push_front(m);
         Some(m)
+    }
+
+    /// The next packet of TXQ (`li`, `ac`) from FQ-CoDel; on the priority path, from the dedicated flow
+    /// the policy names first.
+    fn dequeue(&mut self, now: SimTime, li: usize, ac: usize, tin: TinId, priority: bool) -> Option<Packet> {
+        let Some(policy) = self.policy.as_mut() else { return self.fq.dequeue(now, tin, &mut self.drops) };
+        let flow = priority.then(|| policy.priority_flow(now, li, ac, &View { fq: &self.fq, dedicated: &self.dedicated, afs: &self.afs })).flatten();
+        let from_flow = flow.and_then(|fl| self.dedicated.get(&(fl, li, ac))).and_then(|&f| self.fq.dequeue_dedicated(now, tin, f, &mut self.drops));
+        let (pkt, on_priority) = match from_flow {
+            Some(p) => (p, true),
+            None => (self.fq.dequeue(now, tin, &mut self.drops)?, false),
+        };
+        if policy.dedicated(pkt.flow) {
+            policy.on_dequeue(now, &pkt, on_priority);
+        }
+        Some(pkt)
     }
 
     /// The TXQ (`li`, `ac`) as the rate controller sees it (without an access-delay sample).
@@ -486,6 +579,9 @@ impl LinuxPath {
         for (i, m) in psdu.mpdus.iter().enumerate() {
             txq.in_hw.retain(|&s| s != m.seq);
             if st.received[i] {
+                if let Some(p) = self.policy.as_mut().filter(|p| p.dedicated(m.pkt.flow)) {
+                    p.on_acked(now, &m.pkt);
+                }
                 continue;
             }
             let mut m = *m;
@@ -524,6 +620,9 @@ impl LinuxPath {
         if let Some(g) = &self.gate {
             v["release_gate"] = g.stats();
         }
+        if let Some(p) = &self.policy {
+            v["driver_policy"] = p.stats();
+        }
         v
     }
 }
@@ -561,6 +660,16 @@ impl super::TransmitPath for LinuxPath {
         LinuxPath::set_txq_scheduler(self, make);
         true
     }
+    fn set_driver_policy(&mut self, policy: Box<dyn DriverPolicy>) -> Result<(), Box<dyn DriverPolicy>> {
+        LinuxPath::set_driver_policy(self, policy);
+        Ok(())
+    }
+    fn on_command(&mut self, now: SimTime, set: &serde_json::Map<String, serde_json::Value>) -> Result<(), (String, String)> {
+        match &mut self.policy {
+            Some(p) => p.on_command(now, set),
+            None => set.keys().next().map_or(Ok(()), |k| Err((k.clone(), "this transmit path takes no run-time commands".into()))),
+        }
+    }
     fn has_timers(&self) -> bool {
         self.has_gate()
     }
@@ -572,138 +681,11 @@ impl super::TransmitPath for LinuxPath {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::phy::mcs::{ChannelWidth, GuardInterval};
-    use crate::stats::PacketLog;
-
-    fn params(hw_depth_aggr: usize) -> LinuxParams {
-        LinuxParams {
-            qos: true,
-            ampdu: true,
-            band: Band::Ghz5,
-            airtime: AirtimeOptions::STANDARD,
-            fq: FqParams::mac80211(),
-            codel: CodelParams::mac80211(),
-            airtime_fairness: true,
-            hw_depth_aggr,
-            hw_depth_single: 8,
-            sw_retry_limit: 30,
-            max_subframes: 32,
-            max_ampdu_bytes: 65_535,
-            max_aggr_duration: SimDuration::from_us(4000),
-            baw: 64,
-            fixed_tries: 10,
-            aql: None,
-        }
-    }
-
-    fn pkt(id: u64) -> Packet {
-        Packet { id, flow: 0, seq: id, size: 1500, src: 0, dst: 1, dscp: 0, sent: SimTime::ZERO, enqueued: SimTime::ZERO, hdr: Default::default() }
-    }
-
-    /// A packet arriving to an idle driver goes out alone; packets that queue meanwhile form A-MPDUs of
-    /// at most 32; a subframe missing from a BlockAck is retried first, in order; and the driver stops
-    /// at the BlockAck window without spinning.
-    #[test]
-    fn aggregation_retries_and_the_blockack_window() {
-        let mut p = LinuxPath::new(LinuxParams { hw_depth_single: 1, hw_depth_aggr: 1, ..params(1) }, &mut Rng::derive(1, "fq"));
-        p.add_link(0, TxVector::ht(7, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap(), None);
-        let mut log = PacketLog::new(true);
-        let (mut dropped, mut releases) = (Vec::new(), Vec::new());
-        let be = AccessCategory::Be as usize;
-        let t = SimTime::from_us;
-        for i in 0..100 {
-            log.open(&pkt(i));
-            let mut out = PathOut { log: &mut log, dropped: &mut dropped, releases: &mut releases };
-            p.enqueue(t(i), 0, be, pkt(i), &mut out);
-        }
-        let mut out = PathOut { log: &mut log, dropped: &mut dropped, releases: &mut releases };
-        let first = p.head(t(200), be, None, &mut out).unwrap();
-        assert_eq!((first.mpdus.len(), first.aggregated), (1, false), "the first packet went alone");
-        p.complete(t(300), first, TxStatus { success: true, received: &[true], attempts: 1 }, &mut out);
-        let agg = p.head(t(400), be, None, &mut out).unwrap();
-        assert!(agg.aggregated && agg.mpdus.len() > 1 && agg.mpdus.len() <= 32, "{}", agg.mpdus.len());
-        let n = agg.mpdus.len();
-        let mut received = vec![true; n];
-        received[3] = false;
-        p.complete(t(5000), agg, TxStatus { success: true, received: &received, attempts: 1 }, &mut out);
-        let next = p.head(t(5100), be, None, &mut out).unwrap();
-        let seqs: Vec<u64> = next.mpdus.iter().map(|m| m.seq).collect();
-        assert_eq!(seqs[0], 4, "the missing subframe (seq 4) leads the next A-MPDU: {seqs:?}");
-        assert!(seqs.windows(2).skip(1).all(|w| w[1] == w[0] + 1));
-        assert!(dropped.is_empty());
-        // Never complete `next`: the window (64 from seq 4) caps what the driver may form.
-        let mut big = LinuxPath::new(LinuxParams { hw_depth_single: 100, hw_depth_aggr: 100, ..params(100) }, &mut Rng::derive(1, "fq"));
-        big.add_link(0, TxVector::ht(7, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap(), None);
-        for i in 0..200 {
-            log.open(&pkt(100 + i));
-            let mut out = PathOut { log: &mut log, dropped: &mut dropped, releases: &mut releases };
-            big.enqueue(t(i), 0, be, pkt(100 + i), &mut out);
-        }
-        let queued: usize = big.hwq[be].iter().map(|x| x.mpdus.len()).sum();
-        assert_eq!(queued, 64, "one BlockAck window");
-    }
-
-    /// The rate controller's hooks (LLRA): it sees the channel-access delay of the last PSDU (head of
-    /// the hardware queue → first attempt) before the next PSDU is formed, and its software-retry
-    /// deadline turns a failed subframe that is too old into a `deadline` drop instead of a retry.
-    #[test]
-    fn rate_control_hooks_see_access_delay_and_drop_late_retries() {
-        use crate::ratectl::{LinkRates, LlraParams, RateControlParams};
-        use crate::phy::mcs::PhyStandard;
-        let link = LinkRates::new(PhyStandard::Ht, ChannelWidth::Mhz20, &[GuardInterval::Ns800], 1, Band::Ghz5);
-        let rc = RateControlParams::Llra(LlraParams { delay_budget_ms: 5.0, ..LlraParams::default() }).build(&link, Rng::derive(1, "rc"), SimTime::ZERO).unwrap();
-        let mut p = LinuxPath::new(LinuxParams { hw_depth_single: 1, hw_depth_aggr: 1, ..params(1) }, &mut Rng::derive(1, "fq"));
-        p.add_link(0, TxVector::ht(0, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap(), Some(rc));
-        let mut log = PacketLog::new(true);
-        let (mut dropped, mut releases) = (Vec::new(), Vec::new());
-        let be = AccessCategory::Be as usize;
-        let t = SimTime::from_us;
-        let t_acc = |p: &LinuxPath| p.links[0].rc.as_ref().unwrap().stats()["t_acc_us"].as_f64().unwrap();
-        for i in 0..20 {
-            log.open(&pkt(i));
-            let mut out = PathOut { log: &mut log, dropped: &mut dropped, releases: &mut releases };
-            p.enqueue(t(0), 0, be, pkt(i), &mut out);
-        }
-        let before = t_acc(&p);
-        let mut out = PathOut { log: &mut log, dropped: &mut dropped, releases: &mut releases };
-        let first = p.head(t(1000), be, None, &mut out).unwrap();
-        p.complete(t(1500), first, TxStatus { success: true, received: &[true], attempts: 1 }, &mut out);
-        // The next PSDU was formed at 1500 µs: LLRA has averaged in the 1000-µs access delay.
-        assert!((t_acc(&p) - (0.875 * before + 0.125 * 1000.0)).abs() < 1e-6, "{} {}", before, t_acc(&p));
-        let agg = p.head(t(1600), be, None, &mut out).unwrap();
-        assert!(agg.aggregated);
-        let n = agg.mpdus.len();
-        let mut received = vec![true; n];
-        received[0] = false;
-        // 6 ms after their enqueue: past D = 5 ms.
-        p.complete(t(6000), agg, TxStatus { success: true, received: &received, attempts: 1 }, &mut out);
-        assert_eq!(dropped.len(), 1);
-        assert_eq!(dropped[0].1, DropReason::Deadline);
-        assert_eq!(p.stats.retry_deadline_drops, 1);
-        assert_eq!(p.stats.sw_retries, 0);
-    }
-
-    /// With AQL a station stops feeding the driver once its estimated airtime in flight passes the
-    /// high limit (here: 12 ms ≈ 17 MPDUs of 1538 B at 13 Mbit/s), far below the BlockAck window.
-    #[test]
-    fn aql_limits_airtime_below_mac80211() {
-        let mut p = LinuxPath::new(LinuxParams { hw_depth_single: 100, hw_depth_aggr: 100, aql: Some(AqlParams::default()), ..params(100) }, &mut Rng::derive(1, "fq"));
-        p.add_link(0, TxVector::ht(1, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap(), None);
-        let mut log = PacketLog::new(true);
-        let (mut dropped, mut releases) = (Vec::new(), Vec::new());
-        let be = AccessCategory::Be as usize;
-        for i in 0..200 {
-            log.open(&pkt(i));
-            let mut out = PathOut { log: &mut log, dropped: &mut dropped, releases: &mut releases };
-            p.enqueue(SimTime::from_us(i), 0, be, pkt(i), &mut out);
-        }
-        let queued: usize = p.hwq[be].iter().map(|x| x.mpdus.len()).sum();
-        // 1538 B at 13 Mbit/s = 947 µs each: below 5 ms always allowed, then up to the 12 ms high limit.
-        assert_eq!(queued, 13, "{queued}");
-        assert!(p.links[0].txqs[be].pending_us >= 12_000);
-        assert_eq!(p.fq.tin_backlog_packets(p.links[0].txqs[be].tin), 200 - 13);
-    }
+/// 8·`len` / rate at the first series of `chain` (the data airtime a PSDU's length stands for).
+fn data_airtime(chain: &RateChain, len: u32) -> SimDuration {
+    chain.get(0).map_or(SimDuration::ZERO, |(txv, _)| SimDuration::from_ns((len as u64 * 8_000_000_000).div_ceil(txv.data_rate().bps())))
 }
+
+#[cfg(test)]
+#[path = "linux_tests.rs"]
+mod tests;

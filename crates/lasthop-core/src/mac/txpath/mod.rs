@@ -17,10 +17,12 @@
 //!   and a per-PSDU hardware time limit ([`Psdu::hw_deadline`]) that the medium enforces.
 //!
 //! The Linux path is built of stages a mechanism can replace on a node: the TXQ scheduler
-//! ([`scheduler::TxqScheduler`]) and the release gate between driver and hardware queue
-//! ([`gate::ReleaseGate`]).
+//! ([`scheduler::TxqScheduler`]), the driver policy ([`driver::DriverPolicy`]: dedicated flow queues,
+//! a priority path ahead of the scheduler, aggregation caps) and the release gate between driver and
+//! hardware queue ([`gate::ReleaseGate`]).
 
 pub mod airtime;
+pub mod driver;
 pub mod fifo;
 pub mod gate;
 pub mod linux;
@@ -163,6 +165,11 @@ pub trait TransmitPath: Send + Sync + std::fmt::Debug {
     fn set_txq_scheduler(&mut self, _make: &dyn Fn(usize) -> Box<dyn scheduler::TxqScheduler>) -> bool {
         false
     }
+    /// Puts a driver policy into the path's driver; paths without mac80211 TXQs and an ath9k-style
+    /// driver give it back.
+    fn set_driver_policy(&mut self, policy: Box<dyn driver::DriverPolicy>) -> Result<(), Box<dyn driver::DriverPolicy>> {
+        Err(policy)
+    }
     /// Whether the path has timers of its own ([`TransmitPath::next_wakeup`]).
     fn has_timers(&self) -> bool {
         false
@@ -174,7 +181,7 @@ pub trait TransmitPath: Send + Sync + std::fmt::Debug {
     /// The time [`TransmitPath::next_wakeup`] named has come.
     fn on_wakeup(&mut self, _now: SimTime, _out: &mut PathOut<'_>) {}
     /// A run-time command to the path (`set`, resolved against the scenario beforehand).
-    fn on_command(&mut self, set: &serde_json::Map<String, serde_json::Value>) -> Result<(), (String, String)> {
+    fn on_command(&mut self, _now: SimTime, set: &serde_json::Map<String, serde_json::Value>) -> Result<(), (String, String)> {
         match set.keys().next() {
             Some(k) => Err((k.clone(), "this transmit path takes no run-time commands".into())),
             None => Ok(()),

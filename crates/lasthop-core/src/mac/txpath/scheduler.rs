@@ -25,6 +25,10 @@ pub trait TxqScheduler: Send + Sync + std::fmt::Debug {
     fn return_txq(&mut self, txq: usize, has_frames: bool);
     /// Airtime (µs) the TXQ's last PSDU used, all attempts.
     fn charge(&mut self, txq: usize, airtime_us: u64);
+    /// A TXQ's airtime deficit, µs (0 for schedulers without one).
+    fn deficit(&self, _txq: usize) -> i64 {
+        0
+    }
     /// Airtime charged per TXQ so far (µs), for `summary.json`.
     fn charged_us(&self) -> &[u64];
 }

@@ -569,7 +569,7 @@ impl crate::mac::txpath::TransmitPath for LawPath {
         true
     }
     /// `limit_q_ms` / `limit_h_ms` (checked when the command was resolved).
-    fn on_command(&mut self, set: &serde_json::Map<String, serde_json::Value>) -> Result<(), (String, String)> {
+    fn on_command(&mut self, _now: SimTime, set: &serde_json::Map<String, serde_json::Value>) -> Result<(), (String, String)> {
         let ms = |k: &str| set.get(k).and_then(serde_json::Value::as_f64).and_then(|v| SimDuration::from_secs_f64(v * 1e-3));
         self.set_limits(ms("limit_q_ms"), ms("limit_h_ms"));
         Ok(())

@@ -1,0 +1,135 @@
+//! Unit tests of the Linux path: aggregation, software retries, rate-control hooks, AQL, and the
+//! driver policy's priority path.
+
+use super::*;
+use crate::phy::mcs::{ChannelWidth, GuardInterval};
+use crate::stats::PacketLog;
+
+fn params(hw_depth_aggr: usize) -> LinuxParams {
+    LinuxParams {
+        qos: true,
+        ampdu: true,
+        band: Band::Ghz5,
+        airtime: AirtimeOptions::STANDARD,
+        fq: FqParams::mac80211(),
+        codel: CodelParams::mac80211(),
+        airtime_fairness: true,
+        hw_depth_aggr,
+        hw_depth_single: 8,
+        sw_retry_limit: 30,
+        max_subframes: 32,
+        max_ampdu_bytes: 65_535,
+        max_aggr_duration: SimDuration::from_us(4000),
+        baw: 64,
+        fixed_tries: 10,
+        aql: None,
+    }
+}
+
+fn pkt(id: u64) -> Packet {
+    Packet { id, flow: 0, seq: id, size: 1500, src: 0, dst: 1, dscp: 0, sent: SimTime::ZERO, enqueued: SimTime::ZERO, hdr: Default::default() }
+}
+
+/// A packet arriving to an idle driver goes out alone; packets that queue meanwhile form A-MPDUs of
+/// at most 32; a subframe missing from a BlockAck is retried first, in order; and the driver stops
+/// at the BlockAck window without spinning.
+#[test]
+fn aggregation_retries_and_the_blockack_window() {
+    let mut p = LinuxPath::new(LinuxParams { hw_depth_single: 1, hw_depth_aggr: 1, ..params(1) }, &mut Rng::derive(1, "fq"));
+    p.add_link(0, TxVector::ht(7, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap(), None);
+    let mut log = PacketLog::new(true);
+    let (mut dropped, mut releases) = (Vec::new(), Vec::new());
+    let be = AccessCategory::Be as usize;
+    let t = SimTime::from_us;
+    for i in 0..100 {
+        log.open(&pkt(i));
+        let mut out = PathOut { log: &mut log, dropped: &mut dropped, releases: &mut releases };
+        p.enqueue(t(i), 0, be, pkt(i), &mut out);
+    }
+    let mut out = PathOut { log: &mut log, dropped: &mut dropped, releases: &mut releases };
+    let first = p.head(t(200), be, None, &mut out).unwrap();
+    assert_eq!((first.mpdus.len(), first.aggregated), (1, false), "the first packet went alone");
+    p.complete(t(300), first, TxStatus { success: true, received: &[true], attempts: 1 }, &mut out);
+    let agg = p.head(t(400), be, None, &mut out).unwrap();
+    assert!(agg.aggregated && agg.mpdus.len() > 1 && agg.mpdus.len() <= 32, "{}", agg.mpdus.len());
+    let n = agg.mpdus.len();
+    let mut received = vec![true; n];
+    received[3] = false;
+    p.complete(t(5000), agg, TxStatus { success: true, received: &received, attempts: 1 }, &mut out);
+    let next = p.head(t(5100), be, None, &mut out).unwrap();
+    let seqs: Vec<u64> = next.mpdus.iter().map(|m| m.seq).collect();
+    assert_eq!(seqs[0], 4, "the missing subframe (seq 4) leads the next A-MPDU: {seqs:?}");
+    assert!(seqs.windows(2).skip(1).all(|w| w[1] == w[0] + 1));
+    assert!(dropped.is_empty());
+    // Never complete `next`: the window (64 from seq 4) caps what the driver may form.
+    let mut big = LinuxPath::new(LinuxParams { hw_depth_single: 100, hw_depth_aggr: 100, ..params(100) }, &mut Rng::derive(1, "fq"));
+    big.add_link(0, TxVector::ht(7, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap(), None);
+    for i in 0..200 {
+        log.open(&pkt(100 + i));
+        let mut out = PathOut { log: &mut log, dropped: &mut dropped, releases: &mut releases };
+        big.enqueue(t(i), 0, be, pkt(100 + i), &mut out);
+    }
+    let queued: usize = big.hwq[be].iter().map(|x| x.mpdus.len()).sum();
+    assert_eq!(queued, 64, "one BlockAck window");
+}
+
+/// The rate controller's hooks (LLRA): it sees the channel-access delay of the last PSDU (head of
+/// the hardware queue → first attempt) before the next PSDU is formed, and its software-retry
+/// deadline turns a failed subframe that is too old into a `deadline` drop instead of a retry.
+#[test]
+fn rate_control_hooks_see_access_delay_and_drop_late_retries() {
+    use crate::ratectl::{LinkRates, LlraParams, RateControlParams};
+    use crate::phy::mcs::PhyStandard;
+    let link = LinkRates::new(PhyStandard::Ht, ChannelWidth::Mhz20, &[GuardInterval::Ns800], 1, Band::Ghz5);
+    let rc = RateControlParams::Llra(LlraParams { delay_budget_ms: 5.0, ..LlraParams::default() }).build(&link, Rng::derive(1, "rc"), SimTime::ZERO).unwrap();
+    let mut p = LinuxPath::new(LinuxParams { hw_depth_single: 1, hw_depth_aggr: 1, ..params(1) }, &mut Rng::derive(1, "fq"));
+    p.add_link(0, TxVector::ht(0, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap(), Some(rc));
+    let mut log = PacketLog::new(true);
+    let (mut dropped, mut releases) = (Vec::new(), Vec::new());
+    let be = AccessCategory::Be as usize;
+    let t = SimTime::from_us;
+    let t_acc = |p: &LinuxPath| p.links[0].rc.as_ref().unwrap().stats()["t_acc_us"].as_f64().unwrap();
+    for i in 0..20 {
+        log.open(&pkt(i));
+        let mut out = PathOut { log: &mut log, dropped: &mut dropped, releases: &mut releases };
+        p.enqueue(t(0), 0, be, pkt(i), &mut out);
+    }
+    let before = t_acc(&p);
+    let mut out = PathOut { log: &mut log, dropped: &mut dropped, releases: &mut releases };
+    let first = p.head(t(1000), be, None, &mut out).unwrap();
+    p.complete(t(1500), first, TxStatus { success: true, received: &[true], attempts: 1 }, &mut out);
+    // The next PSDU was formed at 1500 µs: LLRA has averaged in the 1000-µs access delay.
+    assert!((t_acc(&p) - (0.875 * before + 0.125 * 1000.0)).abs() < 1e-6, "{} {}", before, t_acc(&p));
+    let agg = p.head(t(1600), be, None, &mut out).unwrap();
+    assert!(agg.aggregated);
+    let n = agg.mpdus.len();
+    let mut received = vec![true; n];
+    received[0] = false;
+    // 6 ms after their enqueue: past D = 5 ms.
+    p.complete(t(6000), agg, TxStatus { success: true, received: &received, attempts: 1 }, &mut out);
+    assert_eq!(dropped.len(), 1);
+    assert_eq!(dropped[0].1, DropReason::Deadline);
+    assert_eq!(p.stats.retry_deadline_drops, 1);
+    assert_eq!(p.stats.sw_retries, 0);
+}
+
+/// With AQL a station stops feeding the driver once its estimated airtime in flight passes the
+/// high limit (here: 12 ms ≈ 17 MPDUs of 1538 B at 13 Mbit/s), far below the BlockAck window.
+#[test]
+fn aql_limits_airtime_below_mac80211() {
+    let mut p = LinuxPath::new(LinuxParams { hw_depth_single: 100, hw_depth_aggr: 100, aql: Some(AqlParams::default()), ..params(100) }, &mut Rng::derive(1, "fq"));
+    p.add_link(0, TxVector::ht(1, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap(), None);
+    let mut log = PacketLog::new(true);
+    let (mut dropped, mut releases) = (Vec::new(), Vec::new());
+    let be = AccessCategory::Be as usize;
+    for i in 0..200 {
+        log.open(&pkt(i));
+        let mut out = PathOut { log: &mut log, dropped: &mut dropped, releases: &mut releases };
+        p.enqueue(SimTime::from_us(i), 0, be, pkt(i), &mut out);
+    }
+    let queued: usize = p.hwq[be].iter().map(|x| x.mpdus.len()).sum();
+    // 1538 B at 13 Mbit/s = 947 µs each: below 5 ms always allowed, then up to the 12 ms high limit.
+    assert_eq!(queued, 13, "{queued}");
+    assert!(p.links[0].txqs[be].pending_us >= 12_000);
+    assert_eq!(p.fq.tin_backlog_packets(p.links[0].txqs[be].tin), 200 - 13);
+}

@@ -1,0 +1,36 @@
+//! LAST-PQ (seed 002; spec `qair-lastpq.md` Part 2): latency-aware two-level priority queueing on
+//! top of mac80211's FQ-CoDel and airtime fairness at an AP, for flows with a latency demand (VR).
+//!
+//! ```text
+//!  packet of a prioritized flow ─▶ its own FQ flow in its TXQ (new/old DRR as any flow)
+//!  scheduling opportunity of AC a (hardware queue has room):
+//!     throttler: urgent(f) = (now − head enqueue of f) + l_hq(a) > l_pq(f)
+//!     a TXQ with an urgent flow? ─▶ the one with the greatest airtime deficit, urgent flows first
+//!     else                       ─▶ the TXQ scheduler's choice; non-prioritized TXQs' PSDUs capped
+//!                                   in airtime while a prioritized flow of a is active
+//!  MPDU acknowledged ─▶ per-flow latency (TXQ enqueue → ACK) ─▶ delay controller every W:
+//!                       l_pq by MD/MI out of band, gradient MD/AI inside it
+//!  HW_DONE ─▶ T_ctt(a) EWMA ─▶ l_hq(a) = T_ctt + Σ queued (T_ctt + T_mac + T_air) + T_guard
+//! ```
+//!
+//! * [`controller::DelayController`] — §13, the user-space controller (pure; test vectors TV6–TV8).
+//! * [`drain::DrainEstimator`] — §14.2–14.3, the hardware-queue draining estimate (TV9–TV10).
+//! * [`policy::LastPqPolicy`] — §12, §14.1, §15: the driver policy of the Linux path (TV11).
+//! * [`mark`] — §16, the `skb->mark` encoding (TV12).
+//!
+//! Demands change at run time through `commands = [{ target = "aps.<ap>.lastpq", set = { demand_ms
+//! = { vr = 15 } } }]` or `Sim.command(...)`. Choices beyond the paper ([LH] in the spec) are
+//! parameters of [`LastPqParams`]. Not modelled: the ath9k-internal DRR++ TID scheduler the paper
+//! describes (`afs_variant = "ath9k-drr++"`): lasthop runs mac80211's airtime-fairness scheduler, and
+//! the priority path reads its deficits; the controller's user/kernel feedback delay is zero.
+
+pub mod controller;
+pub mod drain;
+pub mod mark;
+mod params;
+pub mod policy;
+
+pub use params::{check_demand, FlowDemand, LastPqParams};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,232 @@
+//! The spec's hand-computable test vectors (§18, TV6–TV12) and the policy's choices with a view of
+//! the driver's queues written by the test.
+
+use super::controller::{DelayController, Demand};
+use super::drain::DrainEstimator;
+use super::policy::LastPqPolicy;
+use super::*;
+use crate::mac::txpath::driver::{DriverPolicy, DriverView, FlowHead, HwEnqueue};
+use crate::mac::txpath::gate::TxEvent;
+use crate::packet::Packet;
+use crate::time::{SimDuration, SimTime};
+use std::collections::BTreeMap;
+
+fn ctrl(l_pq_us: u64, prev: Option<f64>) -> DelayController {
+    DelayController::with_state(LastPqParams::default().controller(), Demand { ms: 20.0, percentile: 95.0 }, l_pq_us, prev)
+}
+
+fn step(l_pq_us: u64, prev: Option<f64>, l: f64) -> u64 {
+    let mut c = ctrl(l_pq_us, prev);
+    c.update(l);
+    c.l_pq_us(SimTime::ZERO)
+}
+
+#[test]
+fn tv6_thresholds_and_out_of_band_steps() {
+    let c = ctrl(8000, None);
+    assert_eq!((c.th_h_ms(), c.th_l_ms()), (19.0, 10.0));
+    assert_eq!(step(8000, None, 21.0), 5600);
+    assert_eq!(step(8000, None, 8.0), 10_400);
+    // Exactly on a threshold: in band (first window: unchanged).
+    assert_eq!(step(8000, None, 10.0), 8000);
+    assert_eq!(step(8000, None, 19.0), 8000);
+    // The initial value is th_L.
+    let mut fresh = DelayController::new(LastPqParams::default().controller(), Demand { ms: 20.0, percentile: 95.0 }, SimTime::ZERO);
+    assert_eq!(fresh.l_pq_us(SimTime::ZERO), 10_000);
+}
+
+#[test]
+fn tv7_in_band_gradient() {
+    assert_eq!(step(8000, Some(12.0), 15.0), 6971);
+    assert_eq!(step(8000, Some(15.0), 12.0), 11_000);
+    assert_eq!(step(8000, Some(25.0), 18.0), 10_333);
+    assert_eq!(step(8000, Some(14.0), 14.0), 8000);
+    assert_eq!(step(8000, None, 14.0), 8000);
+}
+
+#[test]
+fn tv8_clamps_and_a_runtime_change() {
+    let p = LastPqParams::default().controller();
+    let mut c = DelayController::new(p, Demand { ms: 20.0, percentile: 95.0 }, SimTime::ZERO);
+    for _ in 0..3 {
+        c.update(5.0); // ×1.3 each: 13 000, 16 900, 21 970 → clamped to 20 000
+    }
+    assert_eq!(c.l_pq_us(SimTime::ZERO), 20_000);
+    for _ in 0..20 {
+        c.update(30.0);
+    }
+    assert_eq!(c.l_pq_us(SimTime::ZERO), 1000);
+    // Back up to the ceiling, then the demand changes to 15 ms.
+    for _ in 0..20 {
+        c.update(5.0);
+    }
+    assert_eq!(c.l_pq_us(SimTime::ZERO), 20_000);
+    c.set_demand(SimTime::ZERO, Demand { ms: 15.0, percentile: 95.0 });
+    assert_eq!((c.th_h_ms(), c.th_l_ms()), (14.0, 7.5));
+    assert_eq!(c.l_pq_us(SimTime::ZERO), 15_000);
+    c.update(16.0);
+    assert_eq!(c.l_pq_us(SimTime::ZERO), 10_500);
+}
+
+#[test]
+fn windows_close_at_their_ends_and_empty_ones_change_nothing() {
+    let p = LastPqParams::default().controller();
+    let mut c = DelayController::new(p, Demand { ms: 20.0, percentile: 95.0 }, SimTime::ZERO);
+    let ms = SimTime::from_ms;
+    // 20 samples in window 1 ([0, 20) ms): the p95 is the 19th smallest = 19 ms + 2 → above th_H.
+    for i in 1..=20u64 {
+        c.on_sample(ms(i - 1), (i + 2) * 1_000_000);
+    }
+    assert_eq!(c.l_pq_us(ms(19)), 10_000, "window still open");
+    assert_eq!(c.l_pq_us(ms(20)), 7000, "closed at its end: p95 = 21 ms > 19");
+    // Windows 2 and 3 without samples: nothing changes.
+    assert_eq!(c.l_pq_us(ms(60)), 7000);
+    assert_eq!(c.history.len(), 1);
+    assert_eq!(c.history[0].3, 1);
+}
+
+#[test]
+fn tv9_hwq_draining_estimate() {
+    let mut d = DrainEstimator::new(0.125, SimDuration::from_ms(1), [150.0; 4]);
+    assert!((d.l_hq_us(2) - 1150.0).abs() < 1e-9);
+    d.on_enqueue(SimTime::ZERO, 2, SimDuration::from_ns(2_439_802), SimDuration::from_us(88));
+    assert!((d.l_hq_us(2) - 3827.8).abs() < 0.01, "{}", d.l_hq_us(2));
+    // Urgency of a head VR packet that waited 2.0 ms: l_e = 5.83 ms.
+    let l_e = 2000.0 + d.l_hq_us(2);
+    assert!(l_e > 5000.0 && l_e < 6000.0);
+}
+
+#[test]
+fn tv10_t_ctt_ewma() {
+    let mut d = DrainEstimator::new(0.125, SimDuration::from_ms(1), [150.0; 4]);
+    let us = |x: f64| SimTime::from_ns((x * 1e3).round() as u64);
+    d.on_enqueue(us(100_000.0), 2, SimDuration::from_ns(2_439_800), SimDuration::from_us(88));
+    d.on_enqueue(us(100_500.0), 2, SimDuration::from_us(1200), SimDuration::from_us(88));
+    d.on_done(us(102_900.0), 2, true);
+    assert!((d.t_ctt_us(2) - 177.775).abs() < 1e-6, "{}", d.t_ctt_us(2));
+    d.on_done(us(105_600.0), 2, true);
+    assert!((d.t_ctt_us(2) - 332.053).abs() < 1e-3, "{}", d.t_ctt_us(2));
+    // (c) a negative sample counts as 0.
+    d.on_enqueue(us(105_700.0), 2, SimDuration::from_us(5000), SimDuration::from_us(88));
+    d.on_done(us(105_800.0), 2, true);
+    assert!((d.t_ctt_us(2) - 332.053 * 0.875).abs() < 1e-3);
+    // A failed PSDU leaves the queue without a sample.
+    d.on_enqueue(us(106_000.0), 2, SimDuration::from_us(100), SimDuration::from_us(88));
+    let before = d.t_ctt_us(2);
+    d.on_done(us(109_000.0), 2, false);
+    assert_eq!(d.t_ctt_us(2), before);
+}
+
+#[test]
+fn tv12_mark_and_percentile() {
+    assert_eq!(mark::encode(6971), 0xB45F_1B3B);
+    assert_eq!(mark::encode(6971), 3_026_131_771);
+    assert_eq!(mark::decode(0xB45F_1B3B), Some(6971));
+    assert_eq!(mark::decode(0xB45E_1B3B), None);
+    assert_eq!(mark::encode(100_000) & 0xffff, 0xffff);
+    let s20: Vec<u64> = (1..=20).collect();
+    assert_eq!(crate::stats::percentile(&s20, 95.0), Some(19));
+    let s75: Vec<u64> = (1..=75).collect();
+    assert_eq!(crate::stats::percentile(&s75, 95.0), Some(72));
+}
+
+/// A driver view written by the test: (flow, txq, ac) → (packets, head enqueue, byte deficit); TXQ
+/// airtime deficits.
+#[derive(Default)]
+struct FakeView {
+    flows: BTreeMap<(u32, usize, usize), FlowHead>,
+    deficits: BTreeMap<usize, i64>,
+}
+
+impl DriverView for FakeView {
+    fn flow_head(&self, flow: u32, txq: usize, ac: usize) -> Option<FlowHead> {
+        self.flows.get(&(flow, txq, ac)).copied()
+    }
+    fn txq_deficit(&self, txq: usize, _ac: usize) -> i64 {
+        self.deficits.get(&txq).copied().unwrap_or(0)
+    }
+}
+
+fn pkt(flow: u32) -> Packet {
+    Packet { id: 0, flow, seq: 0, size: 1500, src: 0, dst: 1, dscp: 0, sent: SimTime::ZERO, enqueued: SimTime::ZERO, hdr: Default::default() }
+}
+
+fn policy(flows: &[(&str, f64)]) -> LastPqPolicy {
+    let p = LastPqParams { flows: flows.iter().map(|&(f, ms)| FlowDemand { flow: f.into(), demand_ms: ms, percentile: 95.0 }).collect(), ..Default::default() };
+    p.validate().unwrap();
+    LastPqPolicy::new(&p, &(0..flows.len() as u32).collect::<Vec<_>>())
+}
+
+#[test]
+fn tv11_urgent_selection() {
+    const BE: usize = 2;
+    // f1 (flow 0) and f2 (flow 1) in TXQ A (0); f3 (flow 2) in TXQ B (1). Demands of 2 ms: l_pq = 1000 µs.
+    let mut pol = policy(&[("f1", 2.5), ("f2", 2.5), ("f3", 2.5)]);
+    let now = SimTime::from_ms(10);
+    for (flow, txq) in [(0, 0), (1, 0), (2, 1)] {
+        pol.on_enqueue(SimTime::ZERO, &pkt(flow), txq, BE);
+    }
+    let mut v = FakeView::default();
+    v.flows.insert((0, 0, BE), (3, Some(SimTime::ZERO), 300));
+    v.flows.insert((1, 0, BE), (3, Some(SimTime::ZERO), -1200));
+    v.flows.insert((2, 1, BE), (3, Some(SimTime::ZERO), 0));
+    v.deficits.insert(0, 120);
+    v.deficits.insert(1, -40);
+    assert_eq!(pol.priority_txq(now, BE, &v), Some(0), "A has the greater airtime deficit");
+    assert_eq!(pol.priority_flow(now, 0, BE, &v), Some(0), "f1 has the greater byte deficit");
+    v.deficits.insert(1, 500);
+    assert_eq!(pol.priority_txq(now, BE, &v), Some(1));
+    // No urgent flow (heads just arrived): the scheduler's order, with the cap for other TXQs.
+    for f in v.flows.values_mut() {
+        f.1 = Some(now);
+    }
+    assert_eq!(pol.priority_txq(now, BE, &v), None);
+    assert_eq!(pol.aggregation_cap(now, 5, BE), Some(SimDuration::from_us(1000)), "a non-prioritized TXQ is capped");
+    assert_eq!(pol.aggregation_cap(now, 0, BE), None, "a TXQ with a prioritized flow is not");
+    assert_eq!(pol.aggregation_cap(now, 5, 1), None, "no prioritized flow in VI");
+    assert_eq!(pol.aggregation_cap(now + SimDuration::from_ms(101), 5, BE), None, "inactive after 100 ms");
+    // Empty flows are never urgent.
+    for f in v.flows.values_mut() {
+        *f = (0, None, 0);
+    }
+    assert_eq!(pol.priority_txq(now + SimDuration::from_secs(1), BE, &v), None);
+}
+
+#[test]
+fn urgency_uses_the_hardware_queue_ahead() {
+    const BE: usize = 2;
+    let mut pol = policy(&[("vr", 20.0)]); // l_pq(0) = th_L = 10 000 µs
+    pol.on_enqueue(SimTime::ZERO, &pkt(0), 0, BE);
+    let mut v = FakeView::default();
+    let now = SimTime::from_ms(8);
+    v.flows.insert((0, 0, BE), (5, Some(SimTime::ZERO), 0));
+    // l_sq = 8 ms, l_hq (empty) = T_ctt0(BE) + 1 ms = 1.11 ms: 9.11 < 10 → not urgent.
+    assert_eq!(pol.priority_txq(now, BE, &v), None);
+    // One 2 ms PSDU in the hardware queue: l_hq ≈ 3.3 ms → urgent.
+    pol.on_hw_enqueue(now, &HwEnqueue { txq: 1, ac: BE, bytes: 40_000, air: SimDuration::from_ms(2), mac: SimDuration::from_us(88) });
+    assert_eq!(pol.priority_txq(now, BE, &v), Some(0));
+    pol.on_tx_event(now, &TxEvent::Complete { link: 1, ac: BE, bytes: 40_000, success: true, attempts: 1, head_to_done: SimDuration::from_ms(2) });
+    assert_eq!(pol.priority_txq(now, BE, &v), None);
+}
+
+#[test]
+fn commands_change_a_demand_and_refuse_unknown_flows() {
+    let mut pol = policy(&[("vr", 20.0)]);
+    let set = |j: serde_json::Value| j.as_object().unwrap().clone();
+    pol.on_command(SimTime::ZERO, &set(serde_json::json!({ "demand_ms": { "vr": 15 } }))).unwrap();
+    assert_eq!(pol.stats()["flows"][0]["demand_ms"], 15.0);
+    let e = pol.on_command(SimTime::ZERO, &set(serde_json::json!({ "demand_ms": { "voip": 15 } }))).unwrap_err();
+    assert_eq!(e.0, "demand_ms.voip");
+}
+
+#[test]
+fn params_are_checked_with_their_paths() {
+    let bad = |p: LastPqParams| p.validate().unwrap_err().0;
+    let d = |ms: f64| FlowDemand { flow: "vr".into(), demand_ms: ms, percentile: 95.0 };
+    assert_eq!(bad(LastPqParams::default()), "flows");
+    assert_eq!(bad(LastPqParams { flows: vec![d(-1.0)], ..Default::default() }), "flows.0.demand_ms");
+    assert_eq!(bad(LastPqParams { flows: vec![d(1.5)], ..Default::default() }), "flows.0.demand_ms", "α_L·ld = 0.75 ≤ l_GI: no band");
+    assert_eq!(bad(LastPqParams { flows: vec![d(20.0), d(30.0)], ..Default::default() }), "flows.1.flow");
+    assert_eq!(bad(LastPqParams { flows: vec![FlowDemand { percentile: 0.0, ..d(20.0) }], ..Default::default() }), "flows.0.percentile");
+    assert_eq!(bad(LastPqParams { flows: vec![d(20.0)], md: 1.0, ..Default::default() }), "md");
+}

@@ -1,0 +1,170 @@
+"""LAST-PQ (seed 002; spec qair-lastpq.md §17): a VR flow with a latency demand at a home AP.
+
+The AP is 802.11n HT40 in 5 GHz, 3 streams, Minstrel-HT, the Linux path (FQ-CoDel + airtime fairness,
+ath9k-style driver) at the AP and the stations. The VR client (``phone``) receives a 1080p stream at
+45 Mbit/s / 30 fps written into a TCP Cubic connection (a frame is skipped while more than one is
+unsent, spec §17.2 ``tcp_skip``), plus ``f`` TCP downloads; ``k`` other clients download one TCP flow
+each. LAST-PQ prioritizes the VR flow with a demand of 20 ms at the 95th percentile of its per-packet
+latency, measured as the controller measures it: TXQ enqueue at the AP to the end of the transmission
+that delivered the packet (the ACK follows a SIFS and a BlockAck later, ≈ 50 µs).
+
+* ``lastpq-static`` (E2, Fig. 11): the phone at S6, k clients at S5, k, f ∈ {3, 4, 5}; Linux vs LAST-PQ.
+* ``lastpq-runtime`` (E1, Fig. 10): the phone at S2, S4, S6 under k = f = 3; the demand goes 25 → 20 →
+  15 ms at 0, 20 and 40 s of 60 s, through run-time ``commands``.
+
+The locations are the spec's [LH] SNRs; S6 is calibrated so that the Linux VR throughput falls in the
+paper's 2.06–7.30 Mbit/s over the static grid (spec §17.2; FIDELITY.md, LAST-PQ).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from lasthop.experiments import topology
+from lasthop.experiments.plan import Done, Experiment, Options, PlannedRun
+from lasthop.experiments.topology import Json
+from lasthop.stats import percentile, rank_index
+
+SNR_DB = {"S2": 30.0, "S4": 20.0, "S5": 29.0, "S6": 19.0}
+"""The spec's locations as mean SNR (HT40), dB ([LH]; S6 calibrated, see the module docs)."""
+VR = {"fps": 30, "rate_mbps": 45.0, "skip_unsent_frames": 1.0}
+DEMAND_MS = 20.0
+PAPER: dict[str, Any] = {
+    "static": {
+        "source": "LAST-PQ §VII, Fig. 11: phone at S6, k clients × f TCP flows, k, f ∈ {3, 4, 5} ([LH] grid)",
+        "L10_max_vr_p95_ms": {"linux": 99.39, "lastpq": 19.98},
+        "L11_reduction": 0.7989,
+        "L12_vr_throughput_mbps": {"linux": [2.06, 7.30], "lastpq": [43.65, 45.27]},
+        "acceptance": "LAST-PQ p95 ≤ demand + 1 ms in every cell; reduction within ±30 %; VR ≥ 0.95 × 45 Mbit/s",
+    },
+    "runtime": {
+        "source": "LAST-PQ §VII, Fig. 10: demand 25 → 20 → 15 ms at run time (S2, S4, S6 [LH])",
+        "L9": "p95 mostly ≤ the demand with brief excursions; follows 25 → 20 → 15 ms",
+        "LP4": "after each change the per-window p95 is within its new band within 1 s",
+    },
+}
+
+
+def _last_hop() -> Json:
+    return topology.wifi(width_mhz=40, max_nss=3, rate_control={"type": "minstrel_ht"}, sta_path={"type": "linux"})
+
+
+def home(name: str, *, phone_snr_db: float, k: int, f: int, duration_s: float, warmup_s: float,
+         mechanism: Json | None) -> Json:
+    """The home AP of the spec's E2 cell: the phone with the VR flow and ``f`` TCP downloads, and ``k``
+    clients with one TCP download each."""
+    stations = [topology.station("phone", topology.fixed_snr(phone_snr_db))]
+    stations += [topology.station(f"c{i}", topology.fixed_snr(SNR_DB["S5"] + (i % 3) - 1)) for i in range(1, k + 1)]
+    flows = [topology.flow("vr", "tcp_video", "server", "phone", video=dict(VR))]
+    flows += [topology.flow(f"t{i}", "tcp", "server", "phone") for i in range(1, f + 1)]
+    flows += [topology.flow(f"b{i}", "tcp", "server", f"c{i}") for i in range(1, k + 1)]
+    return topology.single_ap(name, duration_s=duration_s, warmup_s=warmup_s, server="server",
+                              last_hop=_last_hop(), stations=stations, flows=flows, link_delay_ms=0.5,
+                              mechanism=mechanism)
+
+
+def lastpq(demand_ms: float = DEMAND_MS) -> Json:
+    """LAST-PQ on the VR flow."""
+    return {"type": "lastpq", "flows": [{"flow": "vr", "demand_ms": demand_ms}]}
+
+
+def vr_latency_ms(done: Done, flow: str = "vr") -> pd.DataFrame:
+    """Per delivered downlink packet of ``flow`` sent after the warm-up: ``t_ms`` (end of the delivering
+    transmission) and ``latency_ms`` (TXQ enqueue → that end)."""
+    p = done.result.packets
+    warm = float(done.scenario.get("warmup_s", 0.0)) * 1e9
+    d = p[(p["flow"] == flow) & ~p["reverse"] & p["t_air_end_ns"].notna() & (p["t_sent_ns"] >= warm)]
+    return pd.DataFrame({"t_ms": d["t_air_end_ns"].to_numpy(dtype=float) / 1e6,
+                         "latency_ms": (d["t_air_end_ns"] - d["t_txq_enq_ns"]).to_numpy(dtype=float) / 1e6})
+
+
+def window_p95(lat: pd.DataFrame, window_ms: float = 20.0, q: float = 95.0) -> pd.DataFrame:
+    """The controller's view: the ``q``-th percentile of the latencies acknowledged in each window of
+    ``window_ms`` (windows without packets are left out); columns ``end_ms``, ``p_ms``."""
+    if lat.empty:
+        return pd.DataFrame({"end_ms": [], "p_ms": []})
+    w = np.floor(lat["t_ms"].to_numpy() / window_ms).astype(np.int64)
+    order = np.lexsort((lat["latency_ms"].to_numpy(), w))
+    ws, vals = w[order], lat["latency_ms"].to_numpy()[order]
+    starts = np.flatnonzero(np.r_[True, ws[1:] != ws[:-1]])
+    counts = np.diff(np.r_[starts, ws.size])
+    return pd.DataFrame({"end_ms": (ws[starts] + 1) * window_ms, "p_ms": vals[starts + rank_index(counts, q)]})
+
+
+def _flow(done: Done, name: str) -> dict[str, Any]:
+    rows: list[dict[str, Any]] = done.result.flows.to_dict("records")
+    return next(r for r in rows if r["flow"] == name)
+
+
+def _plan_static(opts: Options) -> list[PlannedRun]:
+    cells = [(3, 3)] if opts.quick else [(k, f) for k in (3, 4, 5) for f in (3, 4, 5)]
+    duration, warmup = (6.0, 2.0) if opts.quick else (22.0, 2.0)
+    runs = []
+    for k, f in cells:
+        for variant, mech in (("linux", None), ("lastpq", lastpq())):
+            sc = home(f"lastpq-static-{variant}-k{k}-f{f}", phone_snr_db=SNR_DB["S6"], k=k, f=f,
+                      duration_s=duration, warmup_s=warmup, mechanism=mech)
+            runs.append(PlannedRun(variant, sc, opts.seed, {"k": k, "f": f}))
+    return runs
+
+
+def _reduce_static(done: list[Done]) -> dict[str, Any]:
+    rows = []
+    for d in done:
+        vr = _flow(d, "vr")
+        lat = vr_latency_ms(d)
+        background = sum(r["goodput_mbps"] or 0.0 for r in d.result.flows.to_dict("records") if r["flow"] != "vr")
+        rows.append({"k": d.planned.point["k"], "f": d.planned.point["f"], "variant": d.planned.variant,
+                     "vr_p95_ms": percentile(lat["latency_ms"], 95.0), "vr_mbps": vr["goodput_mbps"],
+                     "vr_fps": vr["fps_mean"], "background_mbps": background})
+    by = {v: [r for r in rows if r["variant"] == v] for v in ("linux", "lastpq")}
+    worst = {v: max((r["vr_p95_ms"] or 0.0) for r in rs) for v, rs in by.items()}
+    summary = {
+        "max_vr_p95_ms": worst,
+        "reduction": 1 - worst["lastpq"] / worst["linux"] if worst["linux"] else None,
+        "vr_mbps_range": {v: [min(r["vr_mbps"] for r in rs), max(r["vr_mbps"] for r in rs)] for v, rs in by.items()},
+        "cells_meeting_demand": sum((r["vr_p95_ms"] or 1e9) <= DEMAND_MS + 1.0 for r in by["lastpq"]),
+        "cells": len(by["lastpq"]),
+    }
+    return {"rows": rows, "summary": summary, "paper": PAPER["static"]}
+
+
+def _plan_runtime(opts: Options) -> list[PlannedRun]:
+    duration, step = (12.0, 4.0) if opts.quick else (60.0, 20.0)
+    runs = []
+    for loc in ("S6",) if opts.quick else ("S2", "S4", "S6"):
+        sc = home(f"lastpq-runtime-{loc}", phone_snr_db=SNR_DB[loc], k=3, f=3, duration_s=duration,
+                  warmup_s=0.0, mechanism=lastpq(25.0))
+        sc["commands"] = [{"at_s": step * i, "target": "aps.ap.lastpq", "set": {"demand_ms": {"vr": ms}}}
+                          for i, ms in ((1, 20.0), (2, 15.0))]
+        runs.append(PlannedRun("lastpq", sc, opts.seed, {"location": loc, "step_s": step}))
+    return runs
+
+
+def _reduce_runtime(done: list[Done]) -> dict[str, Any]:
+    rows = []
+    for d in done:
+        step_ms = d.planned.point["step_s"] * 1e3
+        win = window_p95(vr_latency_ms(d))
+        lat = vr_latency_ms(d)
+        for i, ms in enumerate((25.0, 20.0, 15.0)):
+            lo, hi = i * step_ms, (i + 1) * step_ms
+            settle = lo + (1000.0 if i else 2000.0)  # 1 s after a change (2 s from the cold start)
+            w = win[(win["end_ms"] > settle) & (win["end_ms"] <= hi)]
+            band = (w["p_ms"] >= 0.5 * ms) & (w["p_ms"] <= ms - 1.0)
+            phase = lat[(lat["t_ms"] > settle) & (lat["t_ms"] <= hi)]
+            rows.append({"location": d.planned.point["location"], "demand_ms": ms,
+                         "p95_ms": percentile(phase["latency_ms"], 95.0),
+                         "windows_in_band": float(band.mean()) if len(w) else None,
+                         "windows_above_demand": float((w["p_ms"] > ms).mean()) if len(w) else None,
+                         "vr_mbps": _flow(d, "vr")["goodput_mbps"]})
+    return {"rows": rows, "paper": PAPER["runtime"]}
+
+
+EXPERIMENTS = [
+    Experiment("lastpq-static", _plan_static, _reduce_static),
+    Experiment("lastpq-runtime", _plan_runtime, _reduce_runtime),
+]
