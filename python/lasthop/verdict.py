@@ -44,17 +44,23 @@ def _samples(rows: list[dict[str, Any]]) -> dict[tuple[str, str, str], list[floa
     return out
 
 
+def mean_ci95(xs: list[float]) -> tuple[float, float]:
+    """The mean of ``xs`` (not empty) and the half-width of its 95 % confidence interval (Student's t;
+    0 for one value)."""
+    n = len(xs)
+    mean = sum(xs) / n
+    if n < 2:
+        return mean, 0.0
+    sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1))
+    return mean, float(stats.t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
+
+
 def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per (variant, flow, metric): ``n``, ``mean``, ``ci95`` (half-width; 0 for one seed)."""
     out = []
     for (variant, flow, metric), xs in _samples(rows).items():
-        n = len(xs)
-        mean = sum(xs) / n
-        ci = 0.0
-        if n > 1:
-            sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1))
-            ci = float(stats.t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
-        out.append({"variant": variant, "flow": flow, "metric": metric, "n": n, "mean": mean, "ci95": ci})
+        mean, ci = mean_ci95(xs)
+        out.append({"variant": variant, "flow": flow, "metric": metric, "n": len(xs), "mean": mean, "ci95": ci})
     return out
 
 

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import click
 from lasthop.commands._display import console, rows_table
+from lasthop.commands.run import _check_writable
 from lasthop.experiments import EXPERIMENTS, run_experiment, takes_trace
+from lasthop.report.experiment import write_experiment_report
 
 
 @click.command("reproduce")
@@ -20,19 +22,28 @@ from lasthop.experiments import EXPERIMENTS, run_experiment, takes_trace
                    "Mahimahi) instead of their default trace families.")
 @click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
               help="Runs at a time in worker processes; the rows are identical to --jobs 1.")
-def command(name: str, as_json: bool, seed: int, quick: bool, trace: Path | None, jobs: int) -> None:
+@click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path),
+              help="Also write DIR/experiment.json and DIR/report.html (the paper's numbers beside ours, "
+                   "a chart per metric by variant, every row).")
+def command(name: str, as_json: bool, seed: int, quick: bool, trace: Path | None, jobs: int, out: Path | None) -> None:
     """Run experiment NAME and print its rows (one per variant and point)."""
     if trace is not None and not takes_trace(name):
         raise click.UsageError(f"experiment {name!r} is not trace-driven; --trace applies to: "
                                + ", ".join(sorted(n for n in EXPERIMENTS if takes_trace(n))))
+    if out is not None:
+        _check_writable(out)
     doc = run_experiment(name, seed=seed, quick=quick, trace=trace, jobs=jobs)
+    if out is not None:
+        page = write_experiment_report(doc, out)
+        if not as_json:
+            console().print(f"report: {page}")
     if as_json:
         click.echo(json.dumps(doc, sort_keys=True))
         return
-    out = console()
-    out.print(rows_table(f"{name} · seed {seed}", doc["rows"]))
+    con = console()
+    con.print(rows_table(f"{name} · seed {seed}", doc["rows"]))
     for k, v in doc.items():
-        if k not in ("rows", "paper", "experiment"):
-            out.print(f"{k.replace('_', ' ')}: {json.dumps(v, sort_keys=True)}")
+        if k not in ("rows", "paper", "experiment", "figures"):
+            con.print(f"{k.replace('_', ' ')}: {json.dumps(v, sort_keys=True)}")
     if "paper" in doc:
-        out.print(f"paper: {json.dumps(doc['paper'], ensure_ascii=False, sort_keys=True)}")
+        con.print(f"paper: {json.dumps(doc['paper'], ensure_ascii=False, sort_keys=True)}")

@@ -19,14 +19,14 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from lasthop.experiments import lastpq, law, linux_path, qair, transport, zhuge
+from lasthop.experiments import combined, lastpq, law, linux_path, qair, transport, zhuge
 from lasthop.experiments.plan import Done, Experiment, Options, PlannedRun, execute
 
 __all__ = ["EXPERIMENTS", "Experiment", "Options", "PlannedRun", "Done", "execute", "plan_experiment",
            "run_experiment", "takes_trace"]
 
 EXPERIMENTS: dict[str, Experiment] = {
-    e.name: e for module in (linux_path, transport, zhuge, law, qair, lastpq) for e in module.EXPERIMENTS
+    e.name: e for module in (linux_path, transport, zhuge, law, qair, lastpq, combined) for e in module.EXPERIMENTS
 }
 
 

@@ -27,6 +27,10 @@ pub trait DriverView {
     fn flow_head(&self, flow: u32, txq: usize, ac: usize) -> Option<FlowHead>;
     /// TXQ (`txq`, `ac`)'s airtime deficit in the TXQ scheduler, µs.
     fn txq_deficit(&self, txq: usize, ac: usize) -> i64;
+    /// How long the release gate would hold a PSDU formed now (zero without a gate).
+    fn gate_hold(&self) -> SimDuration {
+        SimDuration::ZERO
+    }
 }
 
 /// A PSDU the driver pushed into a hardware queue, as a policy sees it.

@@ -30,6 +30,11 @@ pub trait ReleaseGate: Send + Sync + std::fmt::Debug {
     fn on_release(&mut self, _now: SimTime, _link: u32, _ac: usize, _bytes: u32) {}
     /// A transmit event of one of the node's PSDUs.
     fn on_tx_event(&mut self, _now: SimTime, _ev: &TxEvent) {}
+    /// How long a PSDU the driver offered now would be held before it enters the hardware queue
+    /// (LAST-PQ adds it to its hardware-queue estimate, spec §17.6).
+    fn expected_hold(&self, _now: SimTime) -> SimDuration {
+        SimDuration::ZERO
+    }
     /// Counters for `summary.json`.
     fn stats(&self) -> serde_json::Value;
 }

@@ -156,6 +156,7 @@ struct View<'a> {
     fq: &'a Fq,
     dedicated: &'a std::collections::BTreeMap<(u32, usize, usize), FlowId>,
     afs: &'a [Box<dyn TxqScheduler>],
+    gate_hold: SimDuration,
 }
 
 impl DriverView for View<'_> {
@@ -164,6 +165,9 @@ impl DriverView for View<'_> {
     }
     fn txq_deficit(&self, txq: usize, ac: usize) -> i64 {
         self.afs[ac].deficit(txq)
+    }
+    fn gate_hold(&self) -> SimDuration {
+        self.gate_hold
     }
 }
 
@@ -384,7 +388,8 @@ impl LinuxPath {
     /// The policy's TXQ for this opportunity of `ac`, if any.
     fn priority_txq(&mut self, now: SimTime, ac: usize) -> Option<usize> {
         let policy = self.policy.as_mut()?;
-        policy.priority_txq(now, ac, &View { fq: &self.fq, dedicated: &self.dedicated, afs: &self.afs })
+        let gate_hold = self.gate.as_ref().map_or(SimDuration::ZERO, |g| g.expected_hold(now));
+        policy.priority_txq(now, ac, &View { fq: &self.fq, dedicated: &self.dedicated, afs: &self.afs, gate_hold })
     }
 
     /// Pushes a formed PSDU of TXQ (`li`, `ac`) into its hardware queue.
@@ -503,7 +508,7 @@ impl LinuxPath {
     /// the policy names first.
     fn dequeue(&mut self, now: SimTime, li: usize, ac: usize, tin: TinId, priority: bool) -> Option<Packet> {
         let Some(policy) = self.policy.as_mut() else { return self.fq.dequeue(now, tin, &mut self.drops) };
-        let flow = priority.then(|| policy.priority_flow(now, li, ac, &View { fq: &self.fq, dedicated: &self.dedicated, afs: &self.afs })).flatten();
+        let flow = priority.then(|| policy.priority_flow(now, li, ac, &View { fq: &self.fq, dedicated: &self.dedicated, afs: &self.afs, gate_hold: SimDuration::ZERO })).flatten();
         let from_flow = flow.and_then(|fl| self.dedicated.get(&(fl, li, ac))).and_then(|&f| self.fq.dequeue_dedicated(now, tin, f, &mut self.drops));
         let (pkt, on_priority) = match from_flow {
             Some(p) => (p, true),

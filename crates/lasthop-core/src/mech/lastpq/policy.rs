@@ -85,9 +85,10 @@ impl LastPqPolicy {
         self.flows.iter_mut().find(|f| f.index == index)
     }
 
-    /// The throttler (§14.1): recomputes the urgent flag of every prioritized flow of AC `ac`.
+    /// The throttler (§14.1): recomputes the urgent flag of every prioritized flow of AC `ac`. With a
+    /// release gate (QAir) on the node, l_hq adds the gate's expected hold of a new PSDU (§17.6).
     fn refresh(&mut self, now: SimTime, ac: usize, view: &dyn DriverView) {
-        let l_hq_ns = (self.drain.l_hq_us(ac) * 1e3) as u64;
+        let l_hq_ns = (self.drain.l_hq_us(ac) * 1e3) as u64 + view.gate_hold().as_ns();
         for f in self.flows.iter_mut().filter(|f| f.txq.is_some_and(|(_, a)| a == ac)) {
             let (txq, _) = f.txq.expect("filtered");
             let head = view.flow_head(f.index, txq, ac).and_then(|(n, head, _)| head.filter(|_| n > 0));

@@ -6,7 +6,7 @@ use super::monitor::DelayMonitor;
 use super::regulator::TokenBucket;
 use super::QairParams;
 use crate::mac::txpath::gate::{ReleaseGate, TxEvent};
-use crate::time::SimTime;
+use crate::time::{SimDuration, SimTime};
 
 /// One node's QAir.
 #[derive(Debug)]
@@ -32,6 +32,12 @@ impl QairGate {
 impl ReleaseGate for QairGate {
     fn may_release(&mut self, now: SimTime) -> Result<(), SimTime> {
         self.bucket.ready(now, self.control.rate()).inspect_err(|_| self.refusals += 1)
+    }
+
+    /// At the `formation` release point nothing waits in the gate itself (the driver forms no PSDU
+    /// while it is closed): the wait is that of the next token.
+    fn expected_hold(&self, now: SimTime) -> SimDuration {
+        self.bucket.expected_wait(now, self.control.rate(), 0.0)
     }
 
     fn on_release(&mut self, now: SimTime, _link: u32, ac: usize, _bytes: u32) {

@@ -41,6 +41,14 @@ impl TokenBucket {
         self.tokens -= 1.0;
     }
 
+    /// How long a PSDU offered at `now` behind `held` others would wait for its token at `rate`:
+    /// max(0, (held + 1 − tokens(now)) / rate) (spec §17.6), without changing the bucket.
+    pub fn expected_wait(&self, now: SimTime, rate: f64, held: f64) -> SimDuration {
+        let dt = now.saturating_since(self.last_refill).as_ns() as f64 * 1e-9;
+        let tokens = (self.tokens + rate * dt).min(self.depth);
+        SimDuration::from_ns((((held + 1.0 - tokens) / rate).max(0.0) * 1e9).round() as u64)
+    }
+
     pub fn tokens(&self) -> f64 {
         self.tokens
     }

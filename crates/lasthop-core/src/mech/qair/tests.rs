@@ -91,6 +91,19 @@ fn token_bucket_by_hand() {
     assert_eq!(b.tokens(), 2.0, "capped at the depth");
 }
 
+/// The hold LAST-PQ adds to its estimate (spec §17.6): max(0, (h + 1 − tokens) / R), TV4's numbers.
+#[test]
+fn expected_wait_for_a_token() {
+    let mut b = TokenBucket::new(2.0, SimTime::ZERO);
+    assert_eq!(b.expected_wait(SimTime::ZERO, 500.0, 0.0), SimDuration::ZERO, "a token is there");
+    b.consume();
+    b.consume();
+    assert_eq!(b.expected_wait(SimTime::ZERO, 500.0, 0.0), SimDuration::from_ms(2));
+    assert_eq!(b.expected_wait(SimTime::ZERO, 500.0, 1.0), SimDuration::from_ms(4), "behind one held PSDU");
+    assert_eq!(b.expected_wait(ms(1.0), 500.0, 0.0), SimDuration::from_ms(1), "half a token accrued");
+    assert_eq!(b.tokens(), 0.0, "the bucket itself is untouched");
+}
+
 #[test]
 fn params_are_checked() {
     assert!(QairParams::default().validate().is_ok());
