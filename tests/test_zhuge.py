@@ -104,4 +104,6 @@ def test_fortune_teller_on_the_80211_ap_forecasts_the_access_wait() -> None:
     assert short and sum(r["packets"] for r in short) > 1000
     for r in short:
         assert r["median_abs_error_ms"] < 6.0, r
-    assert metrics(res, 5.0)["bitrate_mbps"] > 0.9
+    # Well above GCC's 0.5 Mbit/s floor (0.90 with ath9k's hardware depth of 2 one-subframe PSDUs, 1.0
+    # before that fix counted them among 8 single frames).
+    assert metrics(res, 5.0)["bitrate_mbps"] > 0.8

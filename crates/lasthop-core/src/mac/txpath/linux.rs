@@ -127,8 +127,9 @@ pub struct LinuxPath {
     links: Vec<LinuxLink>,
     /// Per AC, the TXQ scheduler (mac80211's airtime fairness unless a mechanism replaced it).
     afs: Vec<Box<dyn TxqScheduler>>,
-    /// Per AC: PSDUs waiting in the hardware queue, and how many (waiting + in the air) are aggregates
-    /// and single frames.
+    /// Per AC: PSDUs waiting in the hardware queue, and how many (waiting + in the air) there are as
+    /// ath9k counts them: (`axq_ampdu_depth`: non-probe PSDUs of a BlockAck session, one subframe or
+    /// many; `axq_depth`: all).
     hwq: Vec<VecDeque<Psdu>>,
     hw_count: Vec<(usize, usize)>,
     stats: LinuxStats,
@@ -349,9 +350,21 @@ impl LinuxPath {
         !self.hwq[ac].is_empty()
     }
 
+    /// `ath_tx_sched_aggr`'s test: an AC with BlockAck sessions holds ATH_AGGR_MIN_QDEPTH (2)
+    /// non-probe PSDUs, whether they carry one subframe or many (`ath_tx_form_aggr` marks both
+    /// `BUF_AMPDU`); an AC without (VO, or A-MPDU off) holds ATH_NON_AGGR_MIN_QDEPTH (8) frames.
     fn hw_has_room(&self, ac: usize) -> bool {
-        let (aggr, single) = self.hw_count[ac];
-        aggr < self.p.hw_depth_aggr && single < self.p.hw_depth_single
+        let (ampdu_depth, depth) = self.hw_count[ac];
+        if self.aggregate(ac) {
+            ampdu_depth < self.p.hw_depth_aggr
+        } else {
+            depth < self.p.hw_depth_single
+        }
+    }
+
+    /// Whether `psdu` counts in its AC's `axq_ampdu_depth` (`bf_is_ampdu_not_probing`).
+    fn counts_as_ampdu(&self, psdu: &Psdu) -> bool {
+        self.aggregate(psdu.ac) && !psdu.probe
     }
 
     /// The driver's scheduling round for one AC (`ath_txq_schedule`): while the hardware queue has
@@ -405,8 +418,10 @@ impl LinuxPath {
             let mac = SimDuration::from_ns(txv.preamble_header_ns(self.p.airtime.ns3_compat_vht_sigb)) + crate::phy::timing::PhyTimings::for_band(self.p.band).sifs + resp;
             policy.on_hw_enqueue(now, &HwEnqueue { txq: li, ac, bytes: psdu.psdu_len, air, mac });
         }
+        let ampdu = self.counts_as_ampdu(&psdu) as usize;
         let c = &mut self.hw_count[ac];
-        if psdu.aggregated { c.0 += 1 } else { c.1 += 1 }
+        c.0 += ampdu;
+        c.1 += 1;
         self.stats.psdus += 1;
         if self.hwq[ac].is_empty() && !self.in_air[ac] {
             self.head_since[ac] = now;
@@ -560,8 +575,10 @@ impl LinuxPath {
         self.tx_event(now, TxEvent::Complete { link: psdu.link, ac, bytes: psdu.psdu_len, success: st.success, attempts: st.attempts, head_to_done });
         self.in_air[ac] = false;
         self.head_since[ac] = now;
+        let ampdu = self.counts_as_ampdu(&psdu) as usize;
         let c = &mut self.hw_count[ac];
-        if psdu.aggregated { c.0 -= 1 } else { c.1 -= 1 }
+        c.0 -= ampdu;
+        c.1 -= 1;
         // Airtime charged to the station: the PSDU's duration times the attempts made.
         let (txv, _) = psdu.chain.get(0).expect("chain");
         let d = ppdu_duration_with(&txv, psdu.psdu_len, self.p.band, self.p.airtime);

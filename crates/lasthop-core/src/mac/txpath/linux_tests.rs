@@ -96,11 +96,17 @@ fn rate_control_hooks_see_access_delay_and_drop_late_retries() {
     }
     let before = t_acc(&p);
     let mut out = PathOut { log: &mut log, dropped: &mut dropped, releases: &mut releases };
+    // LLRA's first PSDU is a probe, which ath9k does not count in the AC's A-MPDU depth: a second,
+    // one-subframe PSDU of the BlockAck session was formed at once and fills the depth of 1.
     let first = p.head(t(1000), be, None, &mut out).unwrap();
+    assert!(first.probe && p.hwq[be].len() == 1 && !p.hwq[be][0].probe);
     p.complete(t(1500), first, TxStatus { success: true, received: &[true], attempts: 1 }, &mut out);
-    // The next PSDU was formed at 1500 µs: LLRA has averaged in the 1000-µs access delay.
-    assert!((t_acc(&p) - (0.875 * before + 0.125 * 1000.0)).abs() < 1e-6, "{} {}", before, t_acc(&p));
-    let agg = p.head(t(1600), be, None, &mut out).unwrap();
+    assert_eq!(t_acc(&p), before, "nothing formed: the depth is full");
+    let second = p.head(t(1600), be, None, &mut out).unwrap();
+    p.complete(t(1700), second, TxStatus { success: true, received: &[true], attempts: 1 }, &mut out);
+    // The next PSDU was formed at 1700 µs: LLRA has averaged in the second PSDU's 100-µs access delay.
+    assert!((t_acc(&p) - (0.875 * before + 0.125 * 100.0)).abs() < 1e-6, "{} {}", before, t_acc(&p));
+    let agg = p.head(t(1800), be, None, &mut out).unwrap();
     assert!(agg.aggregated);
     let n = agg.mpdus.len();
     let mut received = vec![true; n];
@@ -132,4 +138,30 @@ fn aql_limits_airtime_below_mac80211() {
     assert_eq!(queued, 13, "{queued}");
     assert!(p.links[0].txqs[be].pending_us >= 12_000);
     assert_eq!(p.fq.tin_backlog_packets(p.links[0].txqs[be].tin), 200 - 13);
+}
+
+/// ath9k's hardware-queue depth (`ath_tx_sched_aggr`): an AC with a BlockAck session holds 2 PSDUs,
+/// one-subframe PSDUs included (both are `BUF_AMPDU`), so packets arriving one by one do not become a
+/// row of single frames; VO (no BlockAck session) holds 8 frames.
+#[test]
+fn hardware_depth_counts_one_subframe_psdus_of_a_blockack_session() {
+    let mut p = LinuxPath::new(params(2), &mut Rng::derive(1, "fq"));
+    p.add_link(0, TxVector::ht(7, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap(), None);
+    let mut log = PacketLog::new(true);
+    let (mut dropped, mut releases) = (Vec::new(), Vec::new());
+    let (be, vo) = (AccessCategory::Be as usize, AccessCategory::Vo as usize);
+    for i in 0..20 {
+        log.open(&pkt(i));
+        let mut out = PathOut { log: &mut log, dropped: &mut dropped, releases: &mut releases };
+        p.enqueue(SimTime::from_us(i * 12), 0, be, pkt(i), &mut out);
+    }
+    let shapes: Vec<usize> = p.hwq[be].iter().map(|x| x.mpdus.len()).collect();
+    assert_eq!(shapes, vec![1, 1], "two one-subframe PSDUs fill the depth; the rest waits in the TXQ");
+    for i in 20..40 {
+        log.open(&pkt(i));
+        let mut out = PathOut { log: &mut log, dropped: &mut dropped, releases: &mut releases };
+        p.enqueue(SimTime::from_us(i * 12), 0, vo, pkt(i), &mut out);
+    }
+    assert_eq!(p.hwq[vo].len(), 8, "VO: eight single frames");
+    assert!(p.hwq[vo].iter().all(|x| x.mpdus.len() == 1));
 }
