@@ -94,6 +94,84 @@ def window_p95(lat: pd.DataFrame, window_ms: float = 20.0, q: float = 95.0) -> p
     return pd.DataFrame({"end_ms": (ws[starts] + 1) * window_ms, "p_ms": vals[starts + rank_index(counts, q)]})
 
 
+# ---- Baselines C0–C3 (stock Linux; they validate the Linux path, spec §17.3–17.4 L1–L6) -----------
+
+RESOLUTIONS_MBPS = {"low": 19.97, "high": 25.57, "ultra": 45.38}
+"""The VR stream's rate at 1152×648, 1366×770 and 1920×1080 (spec §17.2, measured)."""
+BASELINE_PAPER: dict[str, float] = {
+    "C0/low/vr_p95_ms": 4.29, "C0/high/vr_p95_ms": 6.07, "C0/ultra/vr_p95_ms": 7.98,
+    "C1/quiet/vr_p95_ms": 8.11, "C1/quiet/voip_p95_ms": 0.19,
+    "C1/congested/vr_p95_ms": 60.37, "C1/congested/voip_p95_ms": 25.97, "C1/congested/vr_fps": 4.94,
+    "C2/0tcp/vr_p95_ms": 7.85, "C2/1tcp/vr_p95_ms": 19.87, "C2/3tcp/vr_p95_ms": 39.97,
+    "C2/0tcp/vr_fps": 31.0, "C2/1tcp/vr_fps": 31.0, "C2/3tcp/vr_fps": 21.78,
+    "C2/0tcp/vr_mbps": 45.0, "C2/1tcp/vr_mbps": 45.0, "C2/3tcp/vr_mbps": 30.95,
+    "C3/3C/vr_p95_ms": 36.96, "C3/3F3C/vr_p95_ms": 48.54, "C3/4C/vr_p95_ms": 59.38,
+}
+
+
+def case_study(name: str, *, vr_mbps: float, voip: bool, phone_tcp: int, clients: int, duration_s: float,
+               warmup_s: float) -> Json:
+    """The case study's fixed rates (spec §17.2): the phone at HT40 MCS 12 (162 Mbit/s), the clients at
+    MCS 23 (405 Mbit/s), everyone near the AP; VR (+ VoIP) and ``phone_tcp`` TCP flows to the phone,
+    one TCP flow to each of ``clients`` clients."""
+    def fixed(mcs: int) -> Json:
+        return {"type": "fixed", "mcs": mcs}
+
+    stations = [topology.station("phone", topology.fixed_snr(35.0), rate_control=fixed(12), downlink_rate_control=fixed(12))]
+    stations += [topology.station(f"c{i}", topology.fixed_snr(35.0), rate_control=fixed(23), downlink_rate_control=fixed(23))
+                 for i in range(1, clients + 1)]
+    flows = [topology.flow("vr", "tcp_video", "server", "phone", video={**VR, "rate_mbps": vr_mbps})]
+    if voip:
+        flows.append(topology.udp_cbr("voip", "server", "phone", 0.08, 200))
+    flows += [topology.flow(f"t{i}", "tcp", "server", "phone") for i in range(1, phone_tcp + 1)]
+    flows += [topology.flow(f"b{i}", "tcp", "server", f"c{i}") for i in range(1, clients + 1)]
+    last_hop = topology.wifi(width_mhz=40, max_nss=3, rate_control=fixed(12), sta_path={"type": "linux"})
+    return topology.single_ap(name, duration_s=duration_s, warmup_s=warmup_s, server="server", last_hop=last_hop,
+                              stations=stations, flows=flows, link_delay_ms=0.5)
+
+
+BASELINE_CASES: dict[str, dict[str, Any]] = {
+    "C0/low": {"vr_mbps": RESOLUTIONS_MBPS["low"], "voip": False, "phone_tcp": 0, "clients": 0},
+    "C0/high": {"vr_mbps": RESOLUTIONS_MBPS["high"], "voip": False, "phone_tcp": 0, "clients": 0},
+    "C0/ultra": {"vr_mbps": RESOLUTIONS_MBPS["ultra"], "voip": False, "phone_tcp": 0, "clients": 0},
+    "C1/quiet": {"vr_mbps": 45.0, "voip": True, "phone_tcp": 0, "clients": 0},
+    "C1/congested": {"vr_mbps": 45.0, "voip": True, "phone_tcp": 2, "clients": 2},
+    "C2/0tcp": {"vr_mbps": 45.0, "voip": True, "phone_tcp": 0, "clients": 0},
+    "C2/1tcp": {"vr_mbps": 45.0, "voip": True, "phone_tcp": 1, "clients": 0},
+    "C2/3tcp": {"vr_mbps": 45.0, "voip": True, "phone_tcp": 3, "clients": 0},
+    "C3/3C": {"vr_mbps": 45.0, "voip": False, "phone_tcp": 0, "clients": 3},
+    "C3/3F3C": {"vr_mbps": 45.0, "voip": False, "phone_tcp": 3, "clients": 3},
+    "C3/4C": {"vr_mbps": 45.0, "voip": False, "phone_tcp": 0, "clients": 4},
+}
+
+
+def _plan_baselines(opts: Options) -> list[PlannedRun]:
+    cases = ["C0/ultra", "C2/0tcp", "C2/3tcp"] if opts.quick else list(BASELINE_CASES)
+    duration, warmup = (6.0, 2.0) if opts.quick else (22.0, 2.0)
+    return [PlannedRun("linux", case_study(f"lastpq-baseline-{c.replace('/', '-')}", duration_s=duration,
+                                           warmup_s=warmup, **BASELINE_CASES[c]), opts.seed, {"case": c})
+            for c in cases]
+
+
+def _reduce_baselines(done: list[Done]) -> dict[str, Any]:
+    rows = []
+    for d in done:
+        case = d.planned.point["case"]
+        vr = _flow(d, "vr")
+        got = {"vr_p95_ms": percentile(vr_latency_ms(d)["latency_ms"], 95.0), "vr_fps": vr["fps_mean"],
+               "vr_mbps": vr["goodput_mbps"],
+               "vr_under_10ms": float((vr_latency_ms(d)["latency_ms"] < 10.0).mean())}
+        if "voip" in set(d.result.flows["flow"]):
+            got["voip_p95_ms"] = percentile(vr_latency_ms(d, "voip")["latency_ms"], 95.0)
+        for metric, value in got.items():
+            paper = BASELINE_PAPER.get(f"{case}/{metric}")
+            rows.append({"case": case, "metric": metric, "lasthop": value, "paper": paper,
+                         "ratio": value / paper if paper and value is not None else None})
+    return {"rows": rows, "paper": {"source": "LAST-PQ §III–IV, Figs. 1, 3–6 (stock Linux AP, fixed rates)",
+                                    "acceptance": "L1–L8 within ±30 % and in the paper's order",
+                                    "values": BASELINE_PAPER}}
+
+
 def _flow(done: Done, name: str) -> dict[str, Any]:
     rows: list[dict[str, Any]] = done.result.flows.to_dict("records")
     return next(r for r in rows if r["flow"] == name)
@@ -165,6 +243,7 @@ def _reduce_runtime(done: list[Done]) -> dict[str, Any]:
 
 
 EXPERIMENTS = [
+    Experiment("lastpq-baselines", _plan_baselines, _reduce_baselines),
     Experiment("lastpq-static", _plan_static, _reduce_static),
     Experiment("lastpq-runtime", _plan_runtime, _reduce_runtime),
 ]

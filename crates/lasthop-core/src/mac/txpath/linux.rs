@@ -432,6 +432,12 @@ impl LinuxPath {
     /// Forms one PSDU from TXQ (`li`, `ac`): software retries first, then FQ-CoDel (on the priority
     /// path: the policy's dedicated flows first).
     fn form(&mut self, now: SimTime, li: usize, ac: usize, priority: bool, out: &mut PathOut<'_>) -> Option<Psdu> {
+        // ath9k looks up rates only for a TID that has a frame (`ath_tx_get_tid_subframe` first): a
+        // TXQ left listed while empty (served on the priority path, or emptied by FQ's overlimit cuts)
+        // must not make the rate controller draw a rate.
+        if !self.txq_has_frames(li, ac) {
+            return None;
+        }
         let (chain, probe, cap) = self.rate_chain(now, li, ac);
         let air_cap = if priority { None } else { self.policy.as_ref().and_then(|p| p.aggregation_cap(now, li, ac)) };
         // A rate-control probe is sent alone (ath9k never aggregates a probe).
@@ -447,10 +453,8 @@ impl LinuxPath {
             }
             let Some(next) = self.peek_mpdu(now, li, ac, priority, out) else { break };
             let new_len = if aggregate { ampdu_len_with(len, next.len) } else { next.len };
-            if !mpdus.is_empty() && (new_len > self.p.max_ampdu_bytes || ppdu_duration_with(&slowest, new_len, band, opts) > self.p.max_aggr_duration) {
-                break;
-            }
-            if !mpdus.is_empty() && air_cap.is_some_and(|c| data_airtime(&chain, new_len) > c) {
+            let too_long = new_len > self.p.max_ampdu_bytes || ppdu_duration_with(&slowest, new_len, band, opts) > self.p.max_aggr_duration;
+            if !mpdus.is_empty() && (too_long || air_cap.is_some_and(|c| data_airtime(&chain, new_len) > c)) {
                 break;
             }
             let est = self.aql_estimate_us(&chain, next.len);
@@ -568,6 +572,18 @@ impl LinuxPath {
         Some(psdu)
     }
 
+    /// The TX status of `psdu` to link `li`'s rate controller.
+    fn report_status(&mut self, now: SimTime, li: usize, psdu: &Psdu, st: &TxStatus<'_>) {
+        if let Some(rc) = &mut self.links[li].rc {
+            let mut rs = RateSet { entries: [None; 4], probe: psdu.probe };
+            for (i, s) in psdu.chain.series.iter().enumerate() {
+                rs.entries[i] = s.map(|(txv, tries)| RateEntry { txv, tries, rts: false });
+            }
+            let acked = st.received.iter().filter(|&&r| r).count() as u16;
+            rc.on_tx_status(now, &rs.report(st.attempts, psdu.mpdus.len() as u16, acked));
+        }
+    }
+
     pub fn complete(&mut self, now: SimTime, psdu: Psdu, st: TxStatus<'_>, out: &mut PathOut<'_>) {
         let ac = psdu.ac;
         let li = self.links.iter().position(|l| l.id == psdu.link).expect("own link");
@@ -583,14 +599,7 @@ impl LinuxPath {
         let (txv, _) = psdu.chain.get(0).expect("chain");
         let d = ppdu_duration_with(&txv, psdu.psdu_len, self.p.band, self.p.airtime);
         self.afs[ac].charge(li, d.as_ns() / 1000 * st.attempts as u64);
-        if let Some(rc) = &mut self.links[li].rc {
-            let mut rs = RateSet { entries: [None; 4], probe: psdu.probe };
-            for (i, s) in psdu.chain.series.iter().enumerate() {
-                rs.entries[i] = s.map(|(txv, tries)| RateEntry { txv, tries, rts: false });
-            }
-            let acked = st.received.iter().filter(|&&r| r).count() as u16;
-            rc.on_tx_status(now, &rs.report(st.attempts, psdu.mpdus.len() as u16, acked));
-        }
+        self.report_status(now, li, &psdu, &st);
         let retry_limit = self.links[li].rc.as_ref().and_then(|rc| rc.tx_limits().retry_sojourn_limit);
         let ba_session = self.aggregate(ac);
         let est: u64 = psdu.mpdus.iter().map(|m| self.aql_estimate_us(&psdu.chain, m.len)).sum();
