@@ -172,6 +172,72 @@ def _reduce_baselines(done: list[Done]) -> dict[str, Any]:
                                     "values": BASELINE_PAPER}}
 
 
+# ---- EDCA cases: everything in AC_VI (C4, E4a, E4b; spec §17.3, L7, L16, L17, LP5) ------------------
+
+VI_DSCP = 34
+"""AF41: user priority 4, AC_VI (RFC 8325 as Linux maps it)."""
+EDCA_PAPER: dict[str, Any] = {
+    "source": "LAST-PQ §VIII, Figs. 6a and 13: all flows in AC_VI",
+    "L7_C4_linux": {"vr_p95_ms": [26.89, 27.80], "tcp_p95_ms": "all < 20"},
+    "L16_E4b_lastpq": {"vr_p95_ms": [16.18, 17.29], "tcp_p95_ms": [23.86, 24.48], "demands_ms": {"vr": 20, "tcp": 30}},
+    "L17_E4a_lastpq": "the VR demand (20 ms) is met in all-VI congestion",
+    "LP5": "both demand classes met at once; VR prioritized over TCP more often than the reverse",
+}
+
+
+def all_vi(sc: Json) -> Json:
+    """Every flow of ``sc`` marked AF41 (AC_VI)."""
+    for f in sc["flows"]:
+        f["dscp"] = VI_DSCP
+    return sc
+
+
+def _c4(name: str, mechanism: Json | None, duration_s: float, warmup_s: float) -> Json:
+    """C4: two VR flows (45 Mbit/s) and three TCP flows held to 50 Mbit/s (``iperf -b 50M``: written at that
+    rate into Cubic) to the phone at 162 Mbit/s, all in AC_VI."""
+    sc = case_study(name, vr_mbps=45.0, voip=False, phone_tcp=0, clients=0, duration_s=duration_s, warmup_s=warmup_s)
+    vr = sc["flows"][0]
+    sc["flows"] = [{**vr, "name": "vr1"}, {**vr, "name": "vr2"}]
+    sc["flows"] += [topology.flow(f"t{i}", "tcp_video", "server", "phone", video={"fps": 100, "rate_mbps": 50.0})
+                    for i in (1, 2, 3)]
+    if mechanism is not None:
+        sc["aps"][0]["mechanism"] = mechanism
+    return all_vi(sc)
+
+
+def _plan_edca(opts: Options) -> list[PlannedRun]:
+    duration, warmup = (6.0, 2.0) if opts.quick else (22.0, 2.0)
+    demands = [{"flow": "vr1", "demand_ms": 20.0}, {"flow": "vr2", "demand_ms": 20.0}]
+    demands += [{"flow": f"t{i}", "demand_ms": 30.0} for i in (1, 2, 3)]
+    runs = [PlannedRun("linux", _c4("lastpq-edca-c4", None, duration, warmup), opts.seed, {"case": "C4"}),
+            PlannedRun("lastpq", _c4("lastpq-edca-e4b", {"type": "lastpq", "flows": demands}, duration, warmup),
+                       opts.seed, {"case": "E4b"})]
+    if not opts.quick:
+        for variant, mech in (("linux", None), ("lastpq", lastpq())):
+            sc = all_vi(case_study(f"lastpq-edca-e4a-{variant}", vr_mbps=45.0, voip=True, phone_tcp=3, clients=0,
+                                   duration_s=duration, warmup_s=warmup))
+            if mech is not None:
+                sc["aps"][0]["mechanism"] = mech
+            runs.append(PlannedRun(variant, sc, opts.seed, {"case": "E4a"}))
+    return runs
+
+
+def _reduce_edca(done: list[Done]) -> dict[str, Any]:
+    rows = []
+    for d in done:
+        flows = {r["flow"]: r for r in d.result.flows.to_dict("records")}
+        policy = d.result.summary["components"]["wifi"]["nodes"][0]["path"].get("driver_policy", {})
+        prio = {f["flow"]: f["priority_dequeues"] / max(1, f["priority_dequeues"] + f["normal_dequeues"])
+                for f in policy.get("flows", [])}
+        for name in flows:
+            if name == "voip":
+                continue
+            rows.append({"case": d.planned.point["case"], "variant": d.planned.variant, "flow": name,
+                         "p95_ms": percentile(vr_latency_ms(d, name)["latency_ms"], 95.0),
+                         "mbps": flows[name]["goodput_mbps"], "priority_share": prio.get(name)})
+    return {"rows": rows, "paper": EDCA_PAPER}
+
+
 def _flow(done: Done, name: str) -> dict[str, Any]:
     rows: list[dict[str, Any]] = done.result.flows.to_dict("records")
     return next(r for r in rows if r["flow"] == name)
@@ -246,4 +312,5 @@ EXPERIMENTS = [
     Experiment("lastpq-baselines", _plan_baselines, _reduce_baselines),
     Experiment("lastpq-static", _plan_static, _reduce_static),
     Experiment("lastpq-runtime", _plan_runtime, _reduce_runtime),
+    Experiment("lastpq-edca", _plan_edca, _reduce_edca),
 ]
