@@ -139,6 +139,8 @@ def test_the_quick_experiments_show_each_mechanism_acting(tmp_path: Path) -> Non
     assert by["lastpq"]["vr_p95_ms"] < by["linux"]["vr_p95_ms"]
     edca = {(r["case"], r["flow"]): r for r in run_experiment("lastpq-edca", quick=True)["rows"]}
     assert edca[("E4b", "vr1")]["priority_share"] > 0.5 and edca[("C4", "vr1")]["priority_share"] is None
+    walk = {r["variant"]: r for r in run_experiment("lastpq-mobility", quick=True)["rows"]}
+    assert walk["lastpq"]["mean_fps"] > 5 * walk["linux"]["mean_fps"]
     combo = run_experiment("lastpq-qair", quick=True)
     rows = {r["variant"]: r for r in combo["rows"]}
     assert set(rows) == {"linux", "lastpq", "qair", "qair_lastpq"}

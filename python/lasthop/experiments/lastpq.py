@@ -172,6 +172,65 @@ def _reduce_baselines(done: list[Done]) -> dict[str, Any]:
                                     "values": BASELINE_PAPER}}
 
 
+# ---- E3 mobility (spec §17.2 R15, L13–L15) ---------------------------------------------------------
+
+MOBILITY_PAPER: dict[str, Any] = {
+    "source": "LAST-PQ §VII, Fig. 12: M1 → M8 and M8 → M1 at 1 m/s, 5 TCP at the phone + 5 clients, ld 20 ms",
+    "L13_linux": {"mean_fps": [1.41, 1.50], "share_of_p95_over_60ms": 0.9816, "max_p95_ms": 322.64},
+    "L14_lastpq": {"time_to_p95_under_20ms_s": [1.70, 1.74], "time_to_30fps_s": [8.08, 12.12]},
+    "L15_lastpq": {"mean_fps": [26.86, 27.56], "dip": "M1 → M8: after 53.5 s FPS drops to 20, recovers within 9.1 s"},
+}
+
+
+def walk(direction: str, seconds: float, snr_near: float = 35.0, snr_far: float = 11.0, step_s: float = 2.0) -> Json:
+    """The phone's channel walking between M1 and M8 at 1 m/s (spec R15): log-distance (exponent 3.5)
+    from ``snr_near`` to ``snr_far`` over ``seconds``, as a ramp sampled every ``step_s``, with 20-ms
+    Rayleigh block fading."""
+    span = 10 ** ((snr_near - snr_far) / 35.0)  # d8 / d1
+    d1 = seconds / (span - 1.0)
+    pts = []
+    for i in range(int(seconds / step_s) + 1):
+        t = min(i * step_s, seconds)
+        x = t if direction == "out" else seconds - t
+        pts.append([t, round(snr_near - 35.0 * np.log10((d1 + x) / d1), 3)])
+    return {"type": "ramp", "points": pts, "fading": {"type": "rayleigh", "coherence_ms": 20}}
+
+
+def _plan_mobility(opts: Options) -> list[PlannedRun]:
+    seconds = 20.0 if opts.quick else 60.0
+    runs = []
+    for direction in ("out",) if opts.quick else ("out", "back"):
+        for variant, mech in (("linux", None), ("lastpq", lastpq())):
+            sc = home(f"lastpq-mobility-{direction}-{variant}", phone_snr_db=35.0, k=5, f=5, duration_s=seconds,
+                      warmup_s=0.0, mechanism=mech)
+            sc["stations"][0]["channel"] = walk(direction, seconds)
+            runs.append(PlannedRun(variant, sc, opts.seed, {"walk": "M1→M8" if direction == "out" else "M8→M1"}))
+    return runs
+
+
+def _reduce_mobility(done: list[Done]) -> dict[str, Any]:
+    rows = []
+    for d in done:
+        lat = vr_latency_ms(d)
+        sec = np.floor(lat["t_ms"].to_numpy() / 1000.0).astype(np.int64)
+        p95 = window_p95(lat, window_ms=1000.0)["p_ms"].to_numpy()
+        frames = d.result.frames
+        shown = frames[(frames["flow"] == "vr") & ~frames["dropped"].astype(bool)]
+        seconds = int(d.scenario["duration_s"])
+        # FPS per 1-s bin: frames whose packets were all delivered, by the second they completed.
+        fps = np.bincount((shown["done_ns"].to_numpy(dtype=float) // 1e9).astype(np.int64), minlength=seconds)[:seconds]
+        under20 = np.flatnonzero(p95 < DEMAND_MS)
+        full = np.flatnonzero(fps >= 30)
+        rows.append({"walk": d.planned.point["walk"], "variant": d.planned.variant,
+                     "mean_fps": float(fps.mean()), "min_fps": int(fps.min()),
+                     "share_of_p95_over_60ms": float((p95 > 60.0).mean()) if p95.size else None,
+                     "max_p95_ms": float(p95.max()) if p95.size else None,
+                     "time_to_p95_under_20ms_s": float(under20[0] + 1) if under20.size else None,
+                     "time_to_30fps_s": float(full[0] + 1) if full.size else None,
+                     "seconds": int(sec.max() + 1) if sec.size else 0})
+    return {"rows": rows, "paper": MOBILITY_PAPER}
+
+
 # ---- EDCA cases: everything in AC_VI (C4, E4a, E4b; spec §17.3, L7, L16, L17, LP5) ------------------
 
 VI_DSCP = 34
@@ -313,4 +372,5 @@ EXPERIMENTS = [
     Experiment("lastpq-static", _plan_static, _reduce_static),
     Experiment("lastpq-runtime", _plan_runtime, _reduce_runtime),
     Experiment("lastpq-edca", _plan_edca, _reduce_edca),
+    Experiment("lastpq-mobility", _plan_mobility, _reduce_mobility),
 ]
