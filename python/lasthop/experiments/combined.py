@@ -49,6 +49,11 @@ def summarize(rows: list[dict[str, Any]], metrics: list[str]) -> dict[str, dict[
     return out
 
 
+def _document(rows: list[dict[str, Any]], metrics: list[str], paper: dict[str, str]) -> dict[str, Any]:
+    """A combination's document: its rows, the per-variant summary, a chart per metric, and what is expected."""
+    return {"rows": rows, "summary": summarize(rows, metrics), "figures": [{"metric": m} for m in metrics], "paper": paper}
+
+
 # ---- LAST-PQ + QAir ------------------------------------------------------------------------------
 
 LASTPQ_QAIR_VARIANTS = ("linux", "lastpq", "qair", "qair_lastpq")
@@ -92,12 +97,10 @@ def _reduce_lastpq_qair(done: list[Done]) -> dict[str, Any]:
                      "vr_fps": flows["vr"]["fps_mean"],
                      "home_tcp_mbps": sum(r["goodput_mbps"] or 0.0 for n, r in flows.items() if n[0] in "tb"),
                      "neighbour_tcp_mbps": sum(r["goodput_mbps"] or 0.0 for n, r in flows.items() if n.startswith("nb"))})
-    return {"rows": rows, "summary": summarize(rows, LASTPQ_QAIR_METRICS),
-            "figures": [{"metric": m} for m in LASTPQ_QAIR_METRICS],
-            "paper": {"source": "qair-lastpq.md §17.6 (no published numbers: no paper combines them)",
-                      "expectation": "QAir shortens the queue in the air for everyone; LAST-PQ keeps the VR "
-                                     "demand at the home AP; together the VR flow keeps its rate and demand while "
-                                     "the neighbours' queues in the air stay short"}}
+    return _document(rows, LASTPQ_QAIR_METRICS, {
+        "source": "qair-lastpq.md §17.6 (no published numbers: no paper combines them)",
+        "expectation": "QAir shortens the queue in the air for everyone; LAST-PQ keeps the VR demand at the home AP; "
+                       "together the VR flow keeps its rate and demand while the neighbours' queues in the air stay short"})
 
 
 # ---- Law + Zhuge ---------------------------------------------------------------------------------
@@ -140,12 +143,10 @@ def _reduce_law_zhuge(done: list[Done]) -> dict[str, Any]:
                      "deadline_miss_rate": call["frame_deadline_miss_rate"], "freezes": call["freezes"],
                      "call_mbps": call["bitrate_mbps"], "call_rtt_p50_ms": call["rtt_p50_ms"],
                      "twcc_rewritten": twcc, "acks_held": acks, "download_mbps": dl["goodput_mbps"]})
-    return {"rows": rows, "summary": summarize(rows, LAW_ZHUGE_METRICS),
-            "figures": [{"metric": m} for m in LAW_ZHUGE_METRICS],
-            "paper": {"source": "no published system combines Law (seed 000) and Zhuge (seed 003)",
-                      "expectation": "Law bounds the call's delay in the AP's driver and hardware; Zhuge shortens "
-                                     "the call's and the download's feedback loops; together both act "
-                                     "(feedback rewritten and held, latency bounded)"}}
+    return _document(rows, LAW_ZHUGE_METRICS, {
+        "source": "no published system combines Law (seed 000) and Zhuge (seed 003)",
+        "expectation": "Law bounds the call's delay in the AP's driver and hardware; Zhuge shortens the call's and the "
+                       "download's feedback loops; together both act (feedback rewritten and held, latency bounded)"})
 
 
 EXPERIMENTS = [
