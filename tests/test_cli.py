@@ -64,6 +64,18 @@ def test_schema_is_json_schema(tmp_path: Path) -> None:
     assert schema["additionalProperties"] is False
 
 
+def test_schema_markdown_is_the_committed_reference(tmp_path: Path) -> None:
+    """`lasthop schema --markdown` names tables by where they sit in a scenario file, and
+    docs/scenario-reference.md is its output (regenerate it with that command when keys change)."""
+    r = lasthop_cli("schema", "--markdown", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "### `aps[]`" in r.stdout and '`flows[]` with `type = "tcp"`' in r.stdout
+    assert "| `duration_s` | number | required |" in r.stdout
+    assert "AccessPoint" not in r.stdout and "$ref" not in r.stdout
+    reference = Path(__file__).resolve().parent.parent / "docs" / "scenario-reference.md"
+    assert reference.read_text(encoding="utf-8") == r.stdout, "regenerate: lasthop schema --markdown > docs/scenario-reference.md"
+
+
 def test_version_and_help(tmp_path: Path) -> None:
     import lasthop
 

@@ -50,6 +50,17 @@ def test_bench_one_point() -> None:
     assert row["sim_seconds_per_wall_second"] > 0 and row["events_per_second"] > 0
 
 
+def test_bench_realistic_times_the_whole_process() -> None:
+    """The realistic rows time the run, the DataFrame and the run directory; the downlink anchor's row
+    puts ns-3's own speed beside ours (when the anchors are there)."""
+    doc = run_json("bench", "--realistic", "--repeat", "1")
+    assert [r["scenario"] for r in doc["rows"]] == ["downlink anchor N=10", "home_rtc.toml", "lastpq_vr.toml"]
+    for r in doc["rows"]:
+        assert r["packets"] > 10_000 and r["run_s"] > 0 and r["save_s"] > 0
+        assert r["whole_sim_s_per_wall_s"] < r["run_sim_s_per_wall_s"]
+    assert doc["rows"][0]["ns3_sim_s_per_wall_s"] > 0
+
+
 @pytest.mark.parametrize("args", [["bench", "--scenario", "nope"], ["bench", "--n", "0"], ["validate", "nope"]])
 def test_bad_flags_exit_2(args: list[str]) -> None:
     p = subprocess.run([*LASTHOP, *args], capture_output=True, text=True, timeout=60)
