@@ -192,3 +192,25 @@ def test_missing_packets_file_exits_2(runs: Path, tmp_path: Path) -> None:
 def test_no_run_directories_is_a_usage_error(tmp_path: Path) -> None:
     r = lasthop_cli("report", cwd=tmp_path)
     assert r.returncode == 2 and "Missing argument 'RUN_DIRS...'" in r.stderr
+
+
+def test_a_video_call_gets_its_frame_latency_panel_with_the_deadline(tmp_path: Path) -> None:
+    """A run with an RTC flow gets the frame-latency CCDF (capture to decode, deadline drawn), built from
+    frames.parquet: the line's last point is the worst frame shown after the warm-up."""
+    sc = lasthop.Scenario.load(Path(__file__).resolve().parent.parent / "examples" / "home_rtc.toml").to_dict()
+    sc["duration_s"] = 8.0
+    res = lasthop.run(sc, seed=1)
+    res.save(tmp_path / "call")
+    r = lasthop_cli("report", "call", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    html = (tmp_path / "call" / "report" / "report.html").read_text(encoding="utf-8")
+    assert "frame_latency_ccdf.png" in images(html) and "<h2>Frame latency</h2>" in html
+    from lasthop.report.data import deadlines_ms, frame_delays
+
+    run = open_run(tmp_path / "call")
+    delays = frame_delays(run)
+    assert list(delays) == ["call"] and deadlines_ms(run) == {"call": 100.0}
+    frames = res.frames[(res.frames["flow"] == "call") & (res.frames["capture_ns"] >= 3e9)]
+    assert delays["call"].size == len(frames)
+    shown = frames[~frames["dropped"].astype(bool)]["delay_ms"]
+    assert np.isclose(delays["call"][np.isfinite(delays["call"])].max(), shown.max())

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from lasthop.errors import LasthopError
-from lasthop.report.data import Run, RunDirError, RunSeries, analyse, open_run
+from lasthop.report.data import Run, RunDirError, RunSeries, analyse, deadlines_ms, frame_delays, open_run
 
 __all__ = ["build_report", "open_runs", "default_out", "RunDirError", "REPORT_FILE"]
 
@@ -124,6 +124,13 @@ def build_report(paths: Sequence[str | os.PathLike[str]], out: str | os.PathLike
         rs, ss = [r for r, _ in with_packets], [s for _, s in with_packets]
         images["latency_ccdf.png"] = figures.png(figures.latency_ccdf(rs, ss, flows))
         images["breakdown.png"] = figures.png(figures.breakdown(rs, ss, flows))
+    delays = [frame_delays(r) for r in runs]
+    video = [f for f in flows if any(f in d for d in delays)]
+    if video:
+        deadlines: dict[str, float] = {}
+        for r in runs:
+            deadlines.update(deadlines_ms(r))
+        images["frame_latency_ccdf.png"] = figures.png(figures.frame_latency_ccdf(runs, delays, video, deadlines))
     ts_files = []
     stems: set[str] = set()
     for r, s in zip(runs, series):

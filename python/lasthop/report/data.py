@@ -125,6 +125,32 @@ class RunSeries:
     """Per layer present in the run: the largest number of packets in it during each bin."""
 
 
+def frame_delays(run: Run) -> dict[str, Floats]:
+    """Per video flow: the delay (capture → decode, ms) of every frame captured after the warm-up, with
+    the frames given up as +inf (they count in the tail, never delivered); empty without frames."""
+    res = RunResult.load(run.path)
+    frames = res.frames
+    if frames.empty:
+        return {}
+    warm_ns = float((run.summary.get("scenario") or {}).get("warmup_s", 0.0)) * 1e9
+    frames = frames[frames["capture_ns"].astype("float64") >= warm_ns]
+    out: dict[str, Floats] = {}
+    for flow, f in frames.groupby("flow", observed=True, sort=False):
+        delay = f["delay_ms"].to_numpy(dtype=np.float64, na_value=np.inf).copy()
+        delay[f["dropped"].to_numpy(dtype=bool)] = np.inf
+        out[str(flow)] = np.sort(delay)
+    return out
+
+
+def deadlines_ms(run: Run) -> dict[str, float]:
+    """Each flow's frame deadline (``deadline_ms``), where the scenario gives one."""
+    out = {}
+    for i, f in enumerate((run.summary.get("scenario") or {}).get("flows", [])):
+        if isinstance(f, dict) and f.get("deadline_ms") is not None:
+            out[str(f.get("name") or f"flow{i}")] = float(f["deadline_ms"])
+    return out
+
+
 def open_run(path: str | os.PathLike[str]) -> Run:
     """Reads a run directory with :meth:`RunResult.load <lasthop.RunResult.load>` (which checks it and
     raises :class:`RunDirError` naming the path); its packets are read by :func:`analyse`."""

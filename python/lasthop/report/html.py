@@ -195,6 +195,12 @@ def page(title: str, runs: Sequence[Run], series: Sequence[RunSeries], flows: Se
                      "the median, p99 and p99.9.</figcaption></figure>")
     else:
         parts.append('<p class="meta">No packet log in these runs (<code>output.packets = false</code>).</p>')
+    if "frame_latency_ccdf.png" in images:
+        parts.append("<h2>Frame latency</h2>")
+        parts.append(f"<figure>{_img('frame_latency_ccdf.png', images['frame_latency_ccdf.png'], 'frame latency CCDF per video flow')}"
+                     "<figcaption>Per video flow, one line per run: the fraction of frames (captured after the warm-up) "
+                     "shown at least x ms after capture, on a log axis; the dashed line is the flow's deadline, and "
+                     "frames never shown keep the line above zero at its right end.</figcaption></figure>")
     parts.append("<h2>Time series</h2>")
     for run, s, name in zip(runs, series, timeseries_files):
         if name in images:
