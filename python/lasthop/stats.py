@@ -21,7 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["percentile", "percentiles", "rank_index"]
+__all__ = ["binned_percentiles", "percentile", "percentiles", "rank_index"]
 
 Samples = npt.ArrayLike
 """Anything numpy takes as a 1-D array of numbers."""
@@ -47,3 +47,22 @@ def percentiles(samples: Samples, qs: Sequence[float]) -> list[float | None]:
     if values.size == 0:
         return [None for _ in qs]
     return [float(values[int(rank_index(values.size, q))]) for q in qs]
+
+
+def binned_percentiles(bins: npt.NDArray[np.int64], values: npt.NDArray[np.float64], nbins: int,
+                       qs: tuple[float, ...]) -> list[npt.NDArray[np.float64]]:
+    """Per bin ``0 … nbins − 1`` (``bins[i]`` is the bin of ``values[i]``; negative bins are left out),
+    the ``q``-th percentile of each of ``qs``, nearest rank; NaN for empty bins."""
+    keep = bins >= 0
+    bins, values = bins[keep], values[keep]
+    out = [np.full(nbins, np.nan) for _ in qs]
+    if values.size == 0:
+        return out
+    order = np.lexsort((values, bins))
+    v = values[order]
+    counts = np.bincount(bins, minlength=nbins)[:nbins]
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    nz = counts > 0
+    for arr, q in zip(out, qs):
+        arr[nz] = v[starts[nz] + rank_index(counts[nz], q)]
+    return out

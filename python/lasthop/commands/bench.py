@@ -71,12 +71,13 @@ def realistic_rows(repeat: int = 1) -> list[dict[str, Any]]:
 
     import lasthop
     from lasthop import downlink_anchor
+    from lasthop.experiments import topology
 
     try:
         ns3 = ns3_results().get(("dl_video_be", 10), {}).get("sim_seconds_per_wall_second")
     except OSError:
         ns3 = None
-    root = Path(__file__).resolve().parents[3] / "examples"
+    root = topology.EXAMPLES
     cases: list[tuple[str, Any, float | None]] = [
         ("downlink anchor N=10", downlink_anchor.scenario(10, "be", profile="ns3"), ns3),
         ("home_rtc.toml", lasthop.Scenario.load(root / "home_rtc.toml"), None),

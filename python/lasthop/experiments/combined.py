@@ -17,7 +17,6 @@ Each combination runs over several seeds (``--quick``: one, short); the rows are
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import lasthop
@@ -28,7 +27,6 @@ from lasthop.experiments.topology import Json
 from lasthop.stats import percentile
 from lasthop.verdict import mean_ci95
 
-ROOT = Path(__file__).resolve().parents[3]
 NEIGHBOURS = 2
 
 
@@ -113,7 +111,7 @@ LAW_ZHUGE_METRICS = ["frame_latency_p99_ms", "deadline_miss_rate", "freezes", "c
 def _plan_law_zhuge(opts: Options) -> list[PlannedRun]:
     runs = []
     for v in LAW_ZHUGE_VARIANTS:
-        sc = lasthop.Scenario.load(ROOT / "examples" / "home_rtc.toml", variant=v).to_dict()
+        sc = lasthop.Scenario.load(topology.EXAMPLES / "home_rtc.toml", variant=v).to_dict()
         if opts.quick:
             sc["duration_s"] = sc["warmup_s"] + 6.0
         sc["name"] = f"law-zhuge-{v}"

@@ -9,12 +9,15 @@ left out of the dict, so the scenario's own default applies.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 Json = dict[str, Any]
 """A scenario table (or a part of one) as a dict."""
 
 WIRED_RATE_MBPS = 1000.0
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+"""The repository's example scenarios (experiments and benchmarks built on them load them from here)."""
 """The server–AP link of every experiment: gigabit Ethernet."""
 
 

@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from lasthop.errors import RunDirError
 from lasthop.result import PACKETS_FILE, RunResult, read_table
-from lasthop.stats import rank_index
+from lasthop.stats import binned_percentiles
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -266,7 +266,7 @@ def _flow_series(name: str, mine: npt.NDArray[np.bool_], pk: _Packets, round_tri
         first, last = ok, ok
     start = sent[first]
     lat_all = (deliv[last] - start) / 1e6
-    p50, p99 = _binned_percentiles(pk.sent_bin[first], lat_all, pk.nbins, (50.0, 99.0))
+    p50, p99 = binned_percentiles(pk.sent_bin[first], lat_all, pk.nbins, (50.0, 99.0))
     counted = start >= pk.warmup_ns
     lat = np.sort(lat_all[counted])
     x, p = _ccdf(lat)
@@ -299,25 +299,6 @@ def _ccdf(sorted_ms: Floats) -> tuple[Floats, Floats]:
     tail = n - np.geomspace(1, n, CCDF_POINTS)
     idx = np.unique(np.concatenate([body, tail]).astype(np.int64).clip(0, n - 1))
     return sorted_ms[idx], (n - idx) / n
-
-
-def _binned_percentiles(bins: npt.NDArray[np.int64], values: Floats, nbins: int,
-                        qs: tuple[float, ...]) -> list[Floats]:
-    """Per bin, the ``q``-th percentiles of ``values`` (nearest rank, :mod:`lasthop.stats`); NaN for
-    empty bins."""
-    keep = bins >= 0
-    bins, values = bins[keep], values[keep]
-    out = [np.full(nbins, np.nan) for _ in qs]
-    if values.size == 0:
-        return out
-    order = np.lexsort((values, bins))
-    v = values[order]
-    counts = np.bincount(bins, minlength=nbins)[:nbins]
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    nz = counts > 0
-    for arr, q in zip(out, qs):
-        arr[nz] = v[starts[nz] + rank_index(counts[nz], q)]
-    return out
 
 
 def _breakdown(t: dict[str, Floats], stages: list[str], idx: npt.NDArray[np.intp]) -> dict[str, float]:

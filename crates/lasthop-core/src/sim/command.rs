@@ -133,31 +133,28 @@ fn resolve_ap(sc: &Scenario, rest: &str, set: &Map<String, Value>) -> Result<Tar
     Ok(Target::Hook { ap: crate::sim::topology::ap_node(sc, ai), kind: m.kind() })
 }
 
-/// LAST-PQ's `demand_ms = { <flow> = ms }` / `percentile = { <flow> = β }`: prioritized flows, usable
-/// demands.
+/// LAST-PQ's `demand_ms = { <flow> = ms }` / `percentile = { <flow> = β }`: tables of numbers for
+/// prioritized flows, and each flow's resulting demand usable (the one it has where `set` is silent).
 fn resolve_demands(p: &crate::mech::lastpq::LastPqParams, set: &Map<String, Value>) -> Result<(), Refusal> {
-    let c = p.controller();
+    let value = |key: &str, name: &str| set.get(key).and_then(|t| t.get(name)).and_then(Value::as_f64);
     for (key, v) in set {
         let Some(table) = v.as_object().filter(|t| !t.is_empty()) else {
             return Err((Some(key.clone()), format!("must be a table of flow name = value, e.g. {key} = {{ vr = 15 }}, got {v}")));
         };
         for (name, x) in table {
-            let at = Some(format!("{key}.{name}"));
+            let at = |field: &str| Some(format!("{field}.{name}"));
             let Some(d) = p.flows.iter().find(|d| d.flow == *name) else {
                 let known: Vec<&str> = p.flows.iter().map(|d| d.flow.as_str()).collect();
-                return Err((at, format!("'{name}' is not a flow LAST-PQ prioritizes here ({})", known.join(", "))));
+                return Err((at(key), format!("'{name}' is not a flow LAST-PQ prioritizes here ({})", known.join(", "))));
             };
-            let Some(x) = x.as_f64() else { return Err((at, format!("must be a number, got {x}"))) };
-            let (ms, pct) = if key == "demand_ms" { (x, d.percentile) } else { (d.demand_ms, x) };
-            let ms = if key == "demand_ms" { ms } else { table_or(set, "demand_ms", name).unwrap_or(ms) };
-            crate::mech::lastpq::check_demand(&c, ms, pct).map_err(|(_, r)| (at.clone(), r))?;
+            if !x.is_number() {
+                return Err((at(key), format!("must be a number, got {x}")));
+            }
+            let (ms, pct) = (value("demand_ms", name).unwrap_or(d.demand_ms), value("percentile", name).unwrap_or(d.percentile));
+            crate::mech::lastpq::check_demand(&p.controller(), ms, pct).map_err(|(field, r)| (at(field), r))?;
         }
     }
     Ok(())
-}
-
-fn table_or(set: &Map<String, Value>, key: &str, name: &str) -> Option<f64> {
-    set.get(key)?.as_object()?.get(name)?.as_f64()
 }
 
 impl super::world::World {
