@@ -444,7 +444,6 @@ impl LinuxPath {
         let aggregate = self.aggregate(ac) && !probe;
         let slowest = (0..4).filter_map(|i| chain.get(i)).map(|(t, _)| t).min_by_key(|t| t.data_rate().bps())?;
         let max_n = if aggregate { self.p.max_subframes.min(cap.unwrap_or(u32::MAX).max(1)) } else { 1 };
-        let (band, opts) = (self.p.band, self.p.airtime);
         let mut mpdus: Vec<Mpdu> = Vec::new();
         let mut len = 0u32;
         loop {
@@ -453,8 +452,7 @@ impl LinuxPath {
             }
             let Some(next) = self.peek_mpdu(now, li, ac, priority, out) else { break };
             let new_len = if aggregate { ampdu_len_with(len, next.len) } else { next.len };
-            let too_long = new_len > self.p.max_ampdu_bytes || ppdu_duration_with(&slowest, new_len, band, opts) > self.p.max_aggr_duration;
-            if !mpdus.is_empty() && (too_long || air_cap.is_some_and(|c| data_airtime(&chain, new_len) > c)) {
+            if !mpdus.is_empty() && self.too_long(&chain, &slowest, new_len, air_cap) {
                 break;
             }
             let est = self.aql_estimate_us(&chain, next.len);
@@ -474,6 +472,14 @@ impl LinuxPath {
         let aggregated = aggregate && mpdus.len() > 1;
         let psdu_len = if aggregated { len } else { mpdus[0].len };
         Some(Psdu { link: self.links[li].id, ac, mpdus, chain, aggregated, bar: false, psdu_len, probe, hw_deadline: None })
+    }
+
+    /// Whether an A-MPDU of `len` bytes breaks ath9k's limits (65 535 B; min(TXOP, 4 ms) at the slowest
+    /// rate of `chain`) or the policy's airtime cap.
+    fn too_long(&self, chain: &RateChain, slowest: &TxVector, len: u32, air_cap: Option<SimDuration>) -> bool {
+        len > self.p.max_ampdu_bytes
+            || ppdu_duration_with(slowest, len, self.p.band, self.p.airtime) > self.p.max_aggr_duration
+            || air_cap.is_some_and(|c| data_airtime(chain, len) > c)
     }
 
     /// The rate chain for TXQ (`li`, `ac`)'s next PSDU: from its rate controller (told the queue state
