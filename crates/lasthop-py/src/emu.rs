@@ -85,6 +85,7 @@ pub(crate) fn emulate<'py>(
     e.set_item("command_killed", out.command_killed)?;
     e.set_item("interrupted", cancelled)?;
     e.set_item("realtime_priority", out.realtime)?;
+    e.set_item("cpu_latency_held", out.cpu_latency_held)?;
     let nodes: Vec<(String, String, String)> = out.nodes.iter().map(|n| (n.name.clone(), n.netns.clone(), n.addr.to_string())).collect();
     e.set_item("nodes", nodes)?;
     d.set_item("emulation", e)?;
