@@ -50,6 +50,12 @@ def checks() -> list[dict[str, Any]]:
     out.append(_check("timers", p99 < 500, f"a 500 µs sleep overshoots by {over[50]:.0f} µs (p50), {p99:.0f} µs (p99)",
                       "a quieter machine, or isolated CPUs: the emulator spins before each wakeup to absorb this",
                       required=False))
+    gaps = _cpu_stalls(1.0)
+    out.append(_check("stalls", len(gaps) < 100,
+                      f"a busy loop lost its CPU {len(gaps)} times for > 50 µs in 1 s"
+                      + (f" (max {max(gaps):.0f} µs)" if gaps else "") + ": the floor of the emulator's lag here",
+                      "a machine whose CPUs are not shared (a virtual machine's host takes its CPUs away now and then)",
+                      required=False))
     cpus = sorted(os.sched_getaffinity(0))
     out.append(_check("cpus", len(cpus) >= 2, f"{len(cpus)} CPUs available ({', '.join(map(str, cpus))})",
                       "at least 2 CPUs: one for the model thread, one for the applications", required=False))
@@ -70,6 +76,19 @@ def checks() -> list[dict[str, Any]]:
                       "(without it each real packet waits for a CPU to wake: ~0.1 ms more per round trip)",
                       required=False))
     return out
+
+
+def _cpu_stalls(seconds: float) -> list[float]:
+    """Spins for `seconds` reading the clock; the gaps over 50 µs between two reads, in µs: time the
+    CPU was taken away (interrupts, other threads, a hypervisor), which no emulator can make up."""
+    gaps = []
+    t0 = prev = time.perf_counter_ns()
+    while prev - t0 < seconds * 1e9:
+        t = time.perf_counter_ns()
+        if t - prev > 50_000:
+            gaps.append((t - prev) / 1e3)
+        prev = t
+    return gaps
 
 
 @click.command("doctor")
