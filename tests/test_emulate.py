@@ -248,9 +248,11 @@ def test_ping_through_an_idle_modelled_ap_takes_the_models_round_trip(tmp_path: 
 
 
 @pytest.mark.skipif(shutil.which("iperf3") is None, reason="iperf3 is not installed; make test installs it")
-def test_iperf3_kernel_cubic_gets_the_goodput_of_lasthops_cubic(tmp_path: Path) -> None:
+@pytest.mark.parametrize("cc", ["cubic", "bbr"])
+def test_iperf3_kernel_tcp_gets_the_goodput_of_lasthops_tcp(tmp_path: Path, cc: str) -> None:
     """The home scenario (a real laptop beside four modelled downloads on one 802.11n AP): the kernel's
-    Cubic (iperf3, 8 s) gets within 10 % of the goodput lasthop's own Cubic gets in the same place."""
+    Cubic or BBR (iperf3, 8 s) gets within 10 % of the goodput lasthop's own Cubic or BBR gets in the
+    same place."""
     import re
     import tomllib
 
@@ -260,13 +262,13 @@ def test_iperf3_kernel_cubic_gets_the_goodput_of_lasthops_cubic(tmp_path: Path) 
     write_scenario(tmp_path / "emu.toml", doc)
     script = tmp_path / "iperf.sh"
     script.write_text("ip netns exec $LASTHOP_NS_SERVER iperf3 -s -1 -D >/dev/null 2>&1\nsleep 1\n"
-                      "iperf3 -c $LASTHOP_IP_SERVER -R -t 8 -C cubic\n")
+                      f"iperf3 -c $LASTHOP_IP_SERVER -R -t 8 -C {cc}\n")
     r = _emulate(tmp_path / "emu.toml", "--out", tmp_path / "run", "--json", "--no-pcap", "--lag-budget-us", "100000",
                  "--", "sh", script, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     real = float(re.findall(r"([\d.]+) Mbits/sec\s+receiver", r.stderr)[-1])
     doc["flows"][0] = {"name": "real", "type": "tcp", "from": "server", "to": "laptop", "start_s": 1.0,
-                       "tcp": {"cc": {"type": "cubic"}}}
+                       "tcp": {"cc": {"type": cc}}}
     modelled = lasthop.run(lasthop.Scenario.from_dict(doc)).flows.set_index("flow").loc["real", "goodput_mbps"]
     assert abs(real / modelled - 1) < 0.10, (real, modelled)
 
