@@ -41,14 +41,15 @@ $(PY):
 	@python3 -m venv $(VENV)
 
 $(STAMPS)/deps: pyproject.toml | $(PY)
-	@# Real applications for the emulation tests and examples (ping, iperf3), from Debian, when missing
-	@# and this is root on a Debian-like machine; without them those tests skip and say why.
-	@if ! command -v ping >/dev/null || ! command -v iperf3 >/dev/null; then \
+	@# Real applications for the emulation tests and examples (ping, iperf3) and a pcap reader for the
+	@# capture tests (tcpdump), from Debian, when missing and this is root on a Debian-like machine;
+	@# without them those tests skip and say why.
+	@if ! command -v ping >/dev/null || ! command -v iperf3 >/dev/null || ! command -v tcpdump >/dev/null; then \
 	    if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	        echo "setup: installing ping and iperf3 (Debian packages) for the emulation tests"; \
-	        (apt-get install -y -q iputils-ping iperf3 >/dev/null 2>&1 || \
-	         { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q iputils-ping iperf3 >/dev/null 2>&1; }) || \
-	        echo "setup: could not install ping/iperf3; the emulation tests that use them will skip"; \
+	        echo "setup: installing ping, iperf3 and tcpdump (Debian packages) for the emulation and capture tests"; \
+	        (apt-get install -y -q iputils-ping iperf3 tcpdump >/dev/null 2>&1 || \
+	         { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q iputils-ping iperf3 tcpdump >/dev/null 2>&1; }) || \
+	        echo "setup: could not install ping/iperf3/tcpdump; the tests that use them will skip"; \
 	    fi; \
 	fi
 	@echo "setup: installing Python dependencies into $(VENV)"

@@ -1,4 +1,4 @@
-"""Test helpers: small scenarios as dicts, a tiny TOML writer, and a CLI runner."""
+"""Test helpers: small scenarios as dicts, a tiny TOML writer, a CLI runner, and a pcap reader."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
@@ -79,3 +79,30 @@ def ctrl_c_able() -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+class PcapRecord(NamedTuple):
+    t_ns: int
+    orig_len: int
+    data: bytes
+
+
+def read_pcap(path: Path) -> list[PcapRecord]:
+    """The records of a pcap file (either byte order, µs or ns stamps), checked to be raw IP
+    (LINKTYPE_RAW) and to end with the last record: a reader of our own, independent of the writer."""
+    import struct
+
+    data = path.read_bytes()
+    order = "<" if data[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"
+    magic = struct.unpack(order + "I", data[:4])[0]
+    assert magic in (0xA1B2C3D4, 0xA1B23C4D)
+    frac_ns = 1 if magic == 0xA1B23C4D else 1000
+    assert struct.unpack(order + "I", data[20:24])[0] == 101, "LINKTYPE_RAW"
+    out, i = [], 24
+    while i < len(data):
+        sec, frac, incl, orig = struct.unpack(order + "IIII", data[i:i + 16])
+        assert incl <= orig
+        out.append(PcapRecord(sec * 10**9 + frac * frac_ns, orig, data[i + 16:i + 16 + incl]))
+        i += 16 + incl
+    assert i == len(data)
+    return out

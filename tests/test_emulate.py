@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import lasthop
-from support import EXAMPLES, REPO, ctrl_c_able, small_scenario, write_scenario
+from support import EXAMPLES, REPO, ctrl_c_able, read_pcap, small_scenario, write_scenario
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/dev/net/tun") or not shutil.which("ip"),
                                 reason="emulation needs root, /dev/net/tun and iproute2 (lasthop doctor)")
@@ -70,27 +70,9 @@ def test_real_udp_crosses_the_model_with_the_models_delay(tmp_path: Path) -> Non
     assert packets["t_delivered_ns"].notna().all() and packets["reverse"].sum() == 30
     assert not {n["netns"] for n in emu["nodes"]} & set(_our_namespaces()), "its namespaces are gone"
     # What crossed each side, as a pcap (raw IPv4): the laptop sent 30 requests and got 30 replies.
-    laptop = _pcap(tmp_path / "run" / "pcap" / "laptop.pcap")
+    laptop = [r.data for r in read_pcap(tmp_path / "run" / "pcap" / "laptop.pcap")]
     udp = [p for p in laptop if p[0] >> 4 == 4 and p[9] == 17]
     assert len(udp) == 60 and sum(p[12:16] == bytes([10, 77, 0, 2]) for p in udp) == 30
-
-
-def _pcap(path: Path) -> list[bytes]:
-    """The packets of a pcap file (either byte order, µs or ns stamps), checked to be raw IPv4/IPv6."""
-    import struct
-
-    data = path.read_bytes()
-    magic = data[:4]
-    order = "<" if magic in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"
-    assert struct.unpack(order + "I", data[:4])[0] in (0xA1B2C3D4, 0xA1B23C4D)
-    assert struct.unpack(order + "I", data[20:24])[0] == 101, "LINKTYPE_RAW"
-    out, i = [], 24
-    while i < len(data):
-        _, _, incl, _ = struct.unpack(order + "IIII", data[i:i + 16])
-        out.append(data[i + 16:i + 16 + incl])
-        i += 16 + incl
-    assert i == len(data)
-    return out
 
 
 def test_kernel_tcp_is_shaped_by_the_modelled_link(tmp_path: Path) -> None:

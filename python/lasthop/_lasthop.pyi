@@ -157,9 +157,11 @@ def run(
     base_dir: str,
     seed: int | None = None,
     progress: Progress | None = None,
+    pcap_dir: str | None = None,
 ) -> _RunOutput:
-    """Runs a scenario with the GIL released. Raises ValueError for an invalid scenario and
-    KeyboardInterrupt when ``progress.cancel()`` stopped it."""
+    """Runs a scenario with the GIL released; with ``pcap_dir``, writes ``<node>.pcap`` there for every
+    end host of a flow. Raises ValueError for an invalid scenario, OSError when a capture cannot be
+    written, and KeyboardInterrupt when ``progress.cancel()`` stopped it."""
 
 # -- validation and benchmark helpers (802.11 model) ------------------------------------------------------
 

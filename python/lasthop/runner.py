@@ -27,17 +27,21 @@ PROGRESS_AFTER_S = 2.0
 
 
 def run(scenario: Scenario | str | os.PathLike[str] | Mapping[str, Any], seed: int | None = None,
-        progress: bool = False) -> RunResult:
+        progress: bool = False, pcap_dir: str | os.PathLike[str] | None = None) -> RunResult:
     """Runs ``scenario`` (a Scenario, a scenario file path, or a dict) and returns its result.
 
     ``seed`` overrides the scenario's master seed. With ``progress=True``, a run that takes longer than
-    about two seconds shows a progress bar on stderr if stderr is a terminal.
+    about two seconds shows a progress bar on stderr if stderr is a terminal. With ``pcap_dir`` (an
+    existing directory), ``<node>.pcap`` is written there for every end host of a flow: each packet its
+    flows sent and received, as the emulator captures real nodes (raw IPv4; headers built from the
+    model's fields, cut after the headers; see FIDELITY.md).
     """
     sc = _as_scenario(scenario)
     if seed is not None:
         sc = sc.with_seed(seed)
     handle = _lasthop.Progress()
-    out = in_engine_thread(lambda: _lasthop.run(sc.to_json(), sc.base_dir, None, handle), handle, sc,
+    pcap = None if pcap_dir is None else os.fspath(pcap_dir)
+    out = in_engine_thread(lambda: _lasthop.run(sc.to_json(), sc.base_dir, None, handle, pcap), handle, sc,
                            show=progress and sys.stderr.isatty())
     return RunResult._from_native(out, variant=sc.variant_info())
 

@@ -1,6 +1,7 @@
 //! The real-time loop: one thread owns the model and every packet of the real nodes.
 
 use crate::netns::{Netns, Tun};
+use crate::pcap::Capture;
 use crate::EmuError;
 use lasthop_core::scenario::{Flow, Scenario};
 use lasthop_core::sim::{Injected, InjectedTcp, Port, RunOutput, Sim};
@@ -192,7 +193,8 @@ fn real_nodes(sc: &Scenario) -> Result<(Vec<String>, FlowPorts), EmuError> {
 }
 
 /// A name safe in a namespace name.
-fn slug(s: &str) -> String {
+/// A node's name as it appears in namespace and file names: lowercase letters and digits, `-` for the rest, at most 20.
+pub(crate) fn slug(s: &str) -> String {
     s.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).take(20).collect()
 }
 
@@ -461,7 +463,7 @@ impl Loop<'_> {
                     self.read_at = clock.now();
                 }
                 if let Some(c) = self.pcaps.get_mut(k) {
-                    c.write(self.epoch0 + std::time::Duration::from_nanos(sim.now().as_ns()), &self.buf[..len]);
+                    c.write(self.epoch0 + std::time::Duration::from_nanos(sim.now().as_ns()), &self.buf[..len], len as u32);
                 }
                 self.inject(sim, k, len);
             }
@@ -520,7 +522,7 @@ impl Loop<'_> {
                     self.written += 1;
                     self.lag_ns.push((e.id, lag));
                     if let Some(c) = self.pcaps.get_mut(to) {
-                        c.write(self.epoch0 + std::time::Duration::from_nanos(now.as_ns()), &bytes);
+                        c.write(self.epoch0 + std::time::Duration::from_nanos(now.as_ns()), &bytes, bytes.len() as u32);
                     }
                 }
                 Err(_) => self.write_failures += 1,
@@ -536,47 +538,10 @@ impl Loop<'_> {
     }
 }
 
-/// One real node's capture file.
-struct Capture {
-    w: Option<pcap_file::pcap::PcapWriter<std::io::BufWriter<std::fs::File>>>,
-    path: std::path::PathBuf,
-    error: Option<String>,
-}
-
-impl Capture {
-    fn write(&mut self, ts: std::time::Duration, data: &[u8]) {
-        if let Some(w) = &mut self.w {
-            if let Err(e) = w.write_packet(&pcap_file::pcap::PcapPacket::new(ts, data.len() as u32, data)) {
-                self.error = Some(e.to_string());
-                self.w = None;
-            }
-        }
-    }
-    fn finish(&mut self) -> Result<(), EmuError> {
-        if let Some(w) = self.w.take() {
-            use std::io::Write;
-            w.into_writer().flush().map_err(|e| EmuError::Io(format!("{}: {e}", self.path.display())))?;
-        }
-        match self.error.take() {
-            Some(e) => Err(EmuError::Io(format!("{}: {e}", self.path.display()))),
-            None => Ok(()),
-        }
-    }
-}
-
-/// A capture per real node in `dir` (none without one).
+/// A capture per real node in `dir` (none without one): whole packets.
 fn captures(dir: Option<&std::path::Path>, nodes: &[RealNode]) -> Result<Vec<Capture>, EmuError> {
     let Some(dir) = dir else { return Ok(Vec::new()) };
-    nodes
-        .iter()
-        .map(|n| {
-            let path = dir.join(format!("{}.pcap", slug(&n.name)));
-            let f = std::fs::File::create(&path).map_err(|e| EmuError::Setup(format!("{}: {e}", path.display())))?;
-            let header = pcap_file::pcap::PcapHeader { datalink: pcap_file::DataLink::RAW, ts_resolution: pcap_file::TsResolution::NanoSecond, ..Default::default() };
-            let w = pcap_file::pcap::PcapWriter::with_header(std::io::BufWriter::new(f), header).map_err(|e| EmuError::Setup(format!("{}: {e}", path.display())))?;
-            Ok(Capture { w: Some(w), path, error: None })
-        })
-        .collect()
+    nodes.iter().map(|n| Capture::create(dir.join(format!("{}.pcap", slug(&n.name))), 65535)).collect()
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use lasthop_core::scenario::{json_schema, Scenario, ScenarioError};
 use lasthop_core::sim::{self, RunError};
 use lasthop_core::validate;
 use lasthop_core::stats::{DropReason, Stage};
-use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyAny, PyBytes, PyDict, PyList};
 use std::path::Path;
@@ -76,29 +76,41 @@ fn u32_bytes(v: &[u32]) -> Vec<u8> {
 
 /// Runs a scenario. Returns a dict with `packets` (column name → (numpy dtype, bytes)), `flows`
 /// (list of dicts), `components`, `events`, `event_digest`, `seed` and `resolved` (scenario JSON).
+/// With `pcap_dir`, `<node>.pcap` there for every end host ([`lasthop_emu::pcap::HostCaptures`]).
 #[pyfunction]
-#[pyo3(signature = (scenario_json, base_dir, seed=None, progress=None))]
+#[pyo3(signature = (scenario_json, base_dir, seed=None, progress=None, pcap_dir=None))]
 fn run<'py>(
     py: Python<'py>,
     scenario_json: &str,
     base_dir: &str,
     seed: Option<u64>,
     progress: Option<&Bound<'py, Progress>>,
+    pcap_dir: Option<&str>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let sc = Scenario::from_json_str(scenario_json, Path::new(base_dir)).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let seed = seed.unwrap_or(sc.seed);
     let shared = progress.map(|p| p.get().inner.clone()).unwrap_or_default();
-    let out = py.detach(|| {
+    let mut sim = match pcap_dir {
+        None => sim::Sim::new(&sc, seed),
+        Some(dir) => {
+            let caps = lasthop_emu::pcap::HostCaptures::create(&sc, Path::new(dir)).map_err(|e| PyOSError::new_err(e.to_string()))?;
+            sim::Sim::with_tap(&sc, seed, Box::new(caps))
+        }
+    };
+    let done = py.detach(|| {
         let mut cb = |t: lasthop_core::SimTime| {
             shared.0.store(t.as_ns(), Ordering::Relaxed);
             !shared.1.load(Ordering::Relaxed)
         };
-        sim::run(&sc, seed, &mut cb)
+        sim.run_to_end(&mut cb)
     });
-    let out = match out {
-        Ok(o) => o,
-        Err(RunError::Interrupted(t)) => return Err(PyKeyboardInterrupt::new_err(format!("run interrupted at {t}"))),
-    };
+    if let Err(RunError::Interrupted(t)) = done {
+        return Err(PyKeyboardInterrupt::new_err(format!("run interrupted at {t}")));
+    }
+    let (out, tap) = sim.finish_with_tap();
+    if let Some(mut tap) = tap {
+        tap.close().map_err(PyOSError::new_err)?;
+    }
     output_dict(py, &out, &sc, seed)
 }
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -66,10 +68,14 @@ def _check_writable(out: Path) -> None:
                    "after --variant).")
 @click.option("--trace", type=click.Path(dir_okay=False, path_type=Path),
               help="Capacity trace (pitree `time_s Mbps` or Mahimahi) for every `capacity_trace` last hop.")
+@click.option("--pcap", is_flag=True,
+              help="Also write OUT/pcap/<node>.pcap for every end host of a flow: what its flows sent and "
+                   "received, as `lasthop emulate` captures real nodes (raw IPv4 headers built from the model's "
+                   "fields; Wireshark, tcpdump).")
 @click.option("--json", "as_json", is_flag=True,
               help="Print the summary as one JSON document on stdout, and nothing else.")
 def command(scenario: Path, seed: int | None, out: Path | None, variant: str | None, sets: tuple[str, ...],
-            trace: Path | None, as_json: bool) -> None:
+            trace: Path | None, pcap: bool, as_json: bool) -> None:
     """Run SCENARIO and write packets.parquet, flows.parquet and summary.json to the run directory."""
     sc = Scenario.load(scenario, variant=variant)
     if sets:
@@ -85,11 +91,20 @@ def command(scenario: Path, seed: int | None, out: Path | None, variant: str | N
 
     from lasthop.runner import run
 
-    result = run(sc, progress=True)
+    partial = out / ".pcap.partial"
+    if pcap:
+        shutil.rmtree(partial, ignore_errors=True)
+        partial.mkdir()
     try:
+        result = run(sc, progress=True, pcap_dir=partial if pcap else None)
         result.save(out)
+        if pcap:
+            shutil.rmtree(out / "pcap", ignore_errors=True)
+            os.replace(partial, out / "pcap")
     except OSError as e:
         raise LasthopError(f"cannot write the run directory {out}: {e.strerror or e}") from None
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
     if as_json:
         sys.stdout.write(result.summary_json())
         sys.stdout.flush()

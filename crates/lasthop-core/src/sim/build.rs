@@ -124,6 +124,7 @@ impl Built {
             mechs,
             egress: Vec::new(),
             commands: sc.commands.iter().map(|c| (super::command::resolve(sc, &c.target, &c.set).expect("validated"), c.set.clone())).collect(),
+            tap: None,
         })
     }
 }

@@ -57,6 +57,9 @@ impl Socket for FlowSocket<'_> {
         if let Some(p) = payload {
             self.w.payloads.insert(pkt.id, p);
         }
+        if let Some(t) = &mut self.w.tap {
+            t.sent(self.w.q.now(), &pkt);
+        }
         self.w.arrive(self.w.q.now(), pkt.src, pkt);
     }
     fn tracker(&mut self) -> &mut FlowTracker {
@@ -108,6 +111,9 @@ impl World {
     /// A packet reached its destination node: its flow's host takes it, with its payload.
     pub(super) fn deliver(&mut self, now: SimTime, pkt: Packet) {
         self.log.stamp(pkt.id, Stage::Delivered, now);
+        if let Some(t) = &mut self.tap {
+            t.delivered(now, &pkt);
+        }
         if !self.mechs.is_empty() {
             self.mech_delivered(now, &pkt);
         }

@@ -7,7 +7,8 @@
 //! * `world` — the world's state, events and packet forwarding between nodes;
 //! * `hosts` — each flow's socket onto the network and the calls into its host ([`crate::host`]);
 //! * `mech` — the AP mechanisms' hooks in the forwarding path; [`command`] — run-time commands;
-//! * `build` — the world from a scenario; `report` — the run's output; [`topology`] — routing.
+//! * `build` — the world from a scenario; `report` — the run's output; [`topology`] — routing;
+//! * [`tap`] — what the end hosts send and receive, for captures.
 
 mod build;
 pub mod command;
@@ -16,9 +17,11 @@ mod hosts;
 mod mech;
 mod open;
 mod report;
+pub mod tap;
 pub mod topology;
 mod world;
 
 pub use build::ExtraMechanism;
 pub use command::CommandConfig;
+pub use tap::PacketTap;
 pub use open::{run, CommandError, Egress, InjectError, Injected, InjectedTcp, Port, Progress, RunError, RunOutput, Sim};

@@ -118,7 +118,18 @@ impl Sim {
     /// stages. A conflict with an installed mechanism's role is refused, as is a part the node cannot
     /// take.
     pub fn with_mechanisms(scenario: &Scenario, seed: u64, extra: &[super::build::ExtraMechanism<'_>]) -> Result<Sim, crate::mech::InstallError> {
+        Sim::build(scenario, seed, extra, None)
+    }
+
+    /// Like [`Sim::new`], with `tap` seeing every packet the end hosts send and receive from time
+    /// zero on; [`Sim::finish_with_tap`] hands it back.
+    pub fn with_tap(scenario: &Scenario, seed: u64, tap: Box<dyn super::PacketTap>) -> Sim {
+        Sim::build(scenario, seed, &[], Some(tap)).expect("a validated scenario installs")
+    }
+
+    fn build(scenario: &Scenario, seed: u64, extra: &[super::build::ExtraMechanism<'_>], tap: Option<Box<dyn super::PacketTap>>) -> Result<Sim, crate::mech::InstallError> {
         let mut w = Box::new(Built::world(scenario, seed, extra)?);
+        w.tap = tap;
         w.start();
         for (i, c) in scenario.commands.iter().enumerate() {
             w.q.schedule(super::build::secs(c.at_s), super::world::Event::Command { idx: i as u32 });
@@ -218,18 +229,30 @@ impl Sim {
 
     /// Ends the run: metrics and counters of everything up to now.
     pub fn finish(self) -> RunOutput {
-        self.w.finish()
+        self.finish_with_tap().0
+    }
+
+    /// Like [`Sim::finish`], handing back the tap of [`Sim::with_tap`] (to close its files).
+    pub fn finish_with_tap(mut self) -> (RunOutput, Option<Box<dyn super::PacketTap>>) {
+        let tap = self.w.tap.take();
+        (self.w.finish(), tap)
+    }
+
+    /// Steps to the end; `progress` sees the model time now and then and stops the run by returning false.
+    pub fn run_to_end(&mut self, progress: Progress<'_>) -> Result<(), RunError> {
+        while let Some(now) = self.step() {
+            if self.events() & 0xffff == 0 && !progress(now) {
+                return Err(RunError::Interrupted(now));
+            }
+        }
+        progress(self.end());
+        Ok(())
     }
 }
 
 /// Runs `scenario` (already validated) with `seed` to its end.
 pub fn run(scenario: &Scenario, seed: u64, progress: Progress<'_>) -> Result<RunOutput, RunError> {
     let mut sim = Sim::new(scenario, seed);
-    while let Some(now) = sim.step() {
-        if sim.events() & 0xffff == 0 && !progress(now) {
-            return Err(RunError::Interrupted(now));
-        }
-    }
-    progress(sim.end());
+    sim.run_to_end(progress)?;
     Ok(sim.finish())
 }

@@ -92,6 +92,8 @@ pub(crate) struct World {
     pub egress: Vec<super::Egress>,
     /// The scenario's commands, resolved, in order (`Event::Command` indexes them).
     pub commands: Vec<(super::command::Target, serde_json::Map<String, serde_json::Value>)>,
+    /// What sees the end hosts' packets (`Sim::with_tap`).
+    pub tap: Option<Box<dyn super::PacketTap>>,
 }
 
 /// Points `timer` at `next`: unchanged if it already fires then, else the old event is cancelled and
