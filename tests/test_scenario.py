@@ -79,6 +79,19 @@ def test_unknown_key_is_located() -> None:
     assert issue["loc"] == ("links", 0, "queue", "pakets")
 
 
+def test_an_rtp_extension_id_outside_one_byte_ids_is_located() -> None:
+    d = small_scenario()
+    d["flows"].append({"name": "call", "type": "external", "from": "server", "to": "laptop",
+                       "rtp": {"twcc_extension_id": 15}})
+    with pytest.raises(ScenarioError) as e:
+        Scenario.from_dict(d)
+    [issue] = e.value.errors()
+    assert issue["loc"] == ("flows", 2, "rtp", "twcc_extension_id")
+    assert "flows[2].rtp.twcc_extension_id: must be a one-byte header extension ID, 1..=14, got 15" in str(e.value)
+    d["flows"][2]["rtp"]["twcc_extension_id"] = 14
+    assert Scenario.from_dict(d).to_dict()["flows"][2]["rtp"] == {"twcc_extension_id": 14}
+
+
 def test_toml_syntax_error_names_file_and_line(tmp_path: Path) -> None:
     p = tmp_path / "bad.toml"
     p.write_text('duration_s = 3\nname = "x"\nseed = \n', encoding="utf-8")

@@ -118,7 +118,8 @@ class Sim:
     def command(self, target: str, set_json: str) -> None:
         """Applies a run-time command now. Raises ValueError naming the target or key at fault."""
     def inject(self, flow: str, size: int, reverse: bool = False, dscp: int | None = None,
-               tcp: tuple[int, int, int] | None = None) -> int:
+               tcp: tuple[int, int, int] | None = None, rtp_seq: int | None = None, rtcp: bool = False,
+               rtcp_twcc: bytes | None = None) -> int:
         """Hands a packet of external flow ``flow`` to the model now; returns its packet id."""
     def drain_egress(self) -> list[tuple[int, bool, int, int, int, int, int]]:
         """Delivered external packets: ``(flow, reverse, id, size, dscp, sent_ns, delivered_ns)``."""

@@ -18,6 +18,7 @@ iproute2; ``lasthop doctor`` checks them.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -50,7 +51,9 @@ class Emulation:
     inputs: Any
     """Every real packet handed to the model, in order: ``t_ns`` (model time), ``flow``, ``reverse``,
     ``size_bytes``, ``dscp``, and for TCP segments ``tcp_seq``, ``tcp_len``, ``tcp_ack`` (read in the
-    clear; null otherwise) — what :func:`replay` feeds the same model to reproduce the run."""
+    clear; null otherwise); with a flow that has ``rtp``, ``rtp_seq`` (an RTP packet's transport-wide
+    sequence number), ``rtcp`` and ``rtcp_twcc`` (its transport-cc message's bytes) — what
+    :func:`replay` feeds the same model to reproduce the run."""
     pcaps: dict[str, bytes]
     """Per real node, the bytes of ``<node>.pcap`` (empty without ``pcap=True``): raw IPv4, every packet
     it sent into the model and every one the model delivered to it, stamped with the time it crossed
@@ -106,13 +109,18 @@ def emulate(scenario: Scenario | str | os.PathLike[str] | Mapping[str, Any], com
     res = RunResult._from_native(out, variant=sc.variant_info())
     emu = dict(out["emulation"])
     ids, lags = emu.pop("lag_packets")
-    t_ns, flow, reverse, size, dscp, tcp = emu.pop("inputs")
+    t_ns, flow, reverse, size, dscp, tcp, rtp = emu.pop("inputs")
     names = [f.get("name") or f"flow{i}" for i, f in enumerate(sc.to_dict()["flows"])]
     inputs = pd.DataFrame({"t_ns": np.asarray(t_ns, dtype=np.int64), "flow": [names[f] for f in flow],
                            "reverse": np.asarray(reverse, dtype=bool), "size_bytes": np.asarray(size, dtype=np.int64),
                            "dscp": np.asarray(list(dscp), dtype=np.int64)})
     for i, col in enumerate(("tcp_seq", "tcp_len", "tcp_ack")):
         inputs[col] = pd.array([None if t is None else t[i] for t in tcp], dtype="Int64")
+    if any(r is not None for r in rtp):
+        inputs["rtp_seq"] = pd.array([None if r is None else r[1] for r in rtp], dtype="Int64")
+        inputs["rtcp"] = np.asarray([r is not None and r[0] for r in rtp], dtype=bool)
+        inputs["rtcp_twcc"] = pd.Series([None if r is None or r[2] is None else bytes(r[2]) for r in rtp], dtype=object)
+    emu["rtp"] = json.loads(emu["rtp"])
     emu["valid"] = bool(emu.pop("within_budget"))
     emu["nodes"] = [{"node": n, "netns": ns, "address": a} for n, ns, a in emu["nodes"]]
     emu["command"] = list(command)
@@ -146,9 +154,15 @@ def replay(run_dir: str | os.PathLike[str]) -> RunResult:
     tcp = [None if s is pd.NA or s is None else (int(s), int(n), int(a))
            for s, n, a in zip(*(inputs[c].astype(object).tolist() if c in inputs else [None] * len(inputs)
                                 for c in ("tcp_seq", "tcp_len", "tcp_ack")))]
-    for (t, flow, rev, size, dscp), seg in zip(zip(*cols), tcp):
+    n = len(inputs)
+    rtp_seq = [None if s is pd.NA or s is None else int(s)
+               for s in (inputs["rtp_seq"].astype(object).tolist() if "rtp_seq" in inputs else [None] * n)]
+    rtcp = inputs["rtcp"].tolist() if "rtcp" in inputs else [False] * n
+    twcc = inputs["rtcp_twcc"].tolist() if "rtcp_twcc" in inputs else [None] * n
+    for (t, flow, rev, size, dscp), seg, seq, is_rtcp, fb in zip(zip(*cols), tcp, rtp_seq, rtcp, twcc):
         sim.advance_to_ns(t)
-        sim.inject(flow, size, reverse=rev, dscp=dscp, tcp=seg)
+        sim.inject(flow, size, reverse=rev, dscp=dscp, tcp=seg, rtp_seq=seq, rtcp=bool(is_rtcp),
+                   rtcp_twcc=None if fb is None else bytes(fb))
     sim.advance_to_ns(int(emu["ended_at_ns"]))
     res = sim.finish()
     res.summary["replay_of"] = {"run_dir": os.fspath(run_dir), "event_digest": summary["event_digest"],

@@ -80,11 +80,15 @@ class Sim:
         self._native.command(target, json.dumps({**(set or {}), **values}))
 
     def inject(self, flow: str, size_bytes: int, reverse: bool = False, dscp: int | None = None,
-               tcp: tuple[int, int, int] | None = None) -> int:
+               tcp: tuple[int, int, int] | None = None, rtp_seq: int | None = None, rtcp: bool = False,
+               rtcp_twcc: bytes | None = None) -> int:
         """Hands a packet of ``external`` flow ``flow`` to the model now (``reverse``: at its ``to``
         end); returns its packet id. ``tcp = (seq, payload_len, ack)`` makes it a TCP segment to the
-        model (mechanisms such as Zhuge then act on it)."""
-        return self._native.inject(flow, size_bytes, reverse, dscp, tcp)
+        model (mechanisms such as Zhuge then act on it). ``rtp_seq`` makes it RTP media with that
+        transport-wide sequence number (16 bits, as on the wire); ``rtcp=True`` makes it RTCP, with
+        ``rtcp_twcc`` the bytes of its transport-cc feedback message if it has one (Zhuge rewrites TWCC
+        on a flow with ``rtp``)."""
+        return self._native.inject(flow, size_bytes, reverse, dscp, tcp, rtp_seq, rtcp, rtcp_twcc)
 
     def drain_egress(self) -> list[Egress]:
         """The external flows' packets the model delivered since the last call, in delivery order."""

@@ -21,11 +21,13 @@
 //! * The namespaces are torn down on every exit path of this process that runs destructors (return,
 //!   error, panic, Ctrl-C through the cancel flag); those of a killed process are removed by the next
 //!   emulation ([`netns::remove_stale`]).
+//! * [`rtp`]: plaintext RTP/RTCP of flows with `rtp`, read and rewritten for Zhuge's TWCC.
 //! * [`pcap`]: captures of what crossed each real node's device, and of a simulated run's end hosts.
 
 pub mod netns;
 pub mod pcap;
 pub mod realtime;
+pub mod rtp;
 
 pub use realtime::{emulate, EmuConfig, EmuOutput, Input};
 

@@ -4,7 +4,9 @@ use crate::netns::{Netns, Tun};
 use crate::pcap::Capture;
 use crate::EmuError;
 use lasthop_core::scenario::{Flow, Scenario};
-use lasthop_core::sim::{Injected, InjectedTcp, Port, RunOutput, Sim};
+use lasthop_core::app::rtc::{Rtcp, RtcpBody};
+use lasthop_core::sim::{InjectError, Injected, InjectedRtp, InjectedTcp, Port, RunOutput, Sim};
+use crate::rtp::RtpFlow;
 use lasthop_core::{SimDuration, SimTime};
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags};
 use nix::sys::signal::{killpg, Signal};
@@ -57,13 +59,15 @@ pub struct RealNode {
 
 /// A real packet handed to the model: when (model time), where, and what the model saw of it. Feeding
 /// the same inputs to the same scenario and seed reproduces the run exactly (`lasthop replay`).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Input {
     pub at: SimTime,
     pub port: Port,
     pub size: u32,
     pub dscp: u8,
     pub tcp: Option<InjectedTcp>,
+    /// What the model was told of it as RTP or RTCP (a flow with `rtp`).
+    pub rtp: Option<InjectedRtp>,
 }
 
 /// The header fields the model uses of a TCP segment (sequence, payload length, acknowledgement), read
@@ -102,6 +106,8 @@ pub struct EmuOutput {
     pub command_killed: bool,
     /// The model thread ran at real-time priority (SCHED_FIFO); false where that was refused.
     pub realtime: bool,
+    /// Per flow with `rtp`: what was read and rewritten of its RTP and RTCP.
+    pub rtp: serde_json::Value,
     /// The CPUs were kept out of idle states slower to leave than 0 µs (a PM QoS request on
     /// `/dev/cpu_dma_latency`, as `cyclictest` makes); false where that was refused.
     pub cpu_latency_held: bool,
@@ -192,7 +198,18 @@ fn real_nodes(sc: &Scenario) -> Result<(Vec<String>, FlowPorts), EmuError> {
     Ok((names, ports))
 }
 
-/// A name safe in a namespace name.
+/// The RTP state of every `external` flow with `rtp`, by flow index.
+fn rtp_flows(sc: &Scenario) -> HashMap<u32, RtpFlow> {
+    sc.flows
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| match f {
+            Flow::External(lasthop_core::scenario::External { rtp: Some(r), .. }) => Some((i as u32, RtpFlow::new(r.twcc_extension_id))),
+            _ => None,
+        })
+        .collect()
+}
+
 /// A node's name as it appears in namespace and file names: lowercase letters and digits, `-` for the rest, at most 20.
 pub(crate) fn slug(s: &str) -> String {
     s.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).take(20).collect()
@@ -277,6 +294,7 @@ pub fn emulate(sc: &Scenario, seed: u64, cfg: &EmuConfig, cancel: &AtomicBool, p
     let end = cfg.duration.map(|d| SimTime::ZERO + d).unwrap_or(sim.end()).min(sim.end());
     let pcaps = captures(cfg.pcap_dir.as_deref(), &nodes.info)?;
     let mut lp = Loop::new(&nodes, ports, cfg.spin, pcaps)?;
+    lp.rtp = rtp_flows(sc);
     lp.bypass = cfg.bypass.then(Clock::start).transpose()?;
     // Timer expirations on time, not up to 50 µs late (the default slack of a normal thread), and the
     // model thread ahead of the applications for the CPU (SCHED_FIFO; it sleeps in epoll between
@@ -310,6 +328,7 @@ pub fn emulate(sc: &Scenario, seed: u64, cfg: &EmuConfig, cancel: &AtomicBool, p
         command_killed,
         realtime,
         cpu_latency_held,
+        rtp: serde_json::Value::Object(lp.rtp.iter().map(|(f, r)| (sc.flows[*f as usize].common().name.unwrap_or("").to_string(), r.stats())).collect()),
         run: sim.finish(),
     };
     drop(lp);
@@ -336,6 +355,8 @@ struct Loop<'a> {
     epoch0: std::time::Duration,
     pub lag_ns: Vec<(u64, u64)>,
     pub inputs: Vec<Input>,
+    /// Per flow with `rtp` (by index): its RTP state.
+    rtp: HashMap<u32, RtpFlow>,
     pub injected: u64,
     pub written: u64,
     pub unmapped: u64,
@@ -371,6 +392,7 @@ impl<'a> Loop<'a> {
             epoch0: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default(),
             lag_ns: Vec::with_capacity(RESERVE),
             inputs: Vec::with_capacity(RESERVE),
+            rtp: HashMap::new(),
             injected: 0,
             written: 0,
             unmapped: 0,
@@ -501,9 +523,16 @@ impl Loop<'_> {
         }
         let dscp = h.dcp().value();
         let tcp = tcp_fields(bytes, &h);
-        match sim.inject(port, Injected { size: len as u32, dscp: Some(dscp), tcp }) {
+        let mut rtp = self.rtp.get_mut(&port.flow).and_then(|f| f.read(bytes, port.reverse));
+        let mut result = sim.inject(port, Injected { size: len as u32, dscp: Some(dscp), tcp, rtp: rtp.clone() });
+        if let Err(InjectError::BadTwcc(_)) = result {
+            // Malformed feedback goes on as plain RTCP (the sender sees what the receiver sent).
+            rtp = Some(InjectedRtp::Rtcp { twcc: None });
+            result = sim.inject(port, Injected { size: len as u32, dscp: Some(dscp), tcp, rtp: rtp.clone() });
+        }
+        match result {
             Ok(id) => {
-                self.inputs.push(Input { at: sim.now(), port, size: len as u32, dscp, tcp });
+                self.inputs.push(Input { at: sim.now(), port, size: len as u32, dscp, tcp, rtp });
                 self.inside.insert(id, (bytes.to_vec(), to, sim.now()));
                 self.injected += 1;
             }
@@ -514,7 +543,22 @@ impl Loop<'_> {
     /// Writes every packet the model delivered to its destination's device, noting its lag.
     fn write_egress(&mut self, sim: &mut Sim, clock: &Clock) {
         for e in sim.drain_egress() {
-            let Some((bytes, to, _)) = self.inside.remove(&e.id) else { continue };
+            let rtp = self.rtp.get_mut(&e.flow);
+            let (bytes, to) = match (self.inside.remove(&e.id), rtp, &e.rtcp) {
+                // A mechanism took the transport-cc feedback out of the receiver's RTCP.
+                (Some((bytes, to, _)), Some(f), Some(Rtcp { for_cc: false, .. })) => match f.strip(&bytes) {
+                    Some(b) => (b, to),
+                    None => continue,
+                },
+                (Some((bytes, to, _)), _, _) => (bytes, to),
+                // Feedback a mechanism made, to the sender.
+                (None, Some(f), Some(Rtcp { body: RtcpBody::Twcc(fb), .. })) => {
+                    let Some(b) = f.feedback_packet(fb) else { continue };
+                    let Some(to) = self.addrs.iter().position(|a| a.octets() == b[16..20]) else { continue };
+                    (b, to)
+                }
+                (None, _, _) => continue,
+            };
             let now = clock.now();
             let lag = now.saturating_since(e.delivered).as_ns();
             match self.tuns[to].dev.send(&bytes) {

@@ -79,6 +79,7 @@ pub(crate) fn emulate<'py>(
         i.iter().map(|x| x.size).collect::<Vec<u32>>(),
         i.iter().map(|x| x.dscp).collect::<Vec<u8>>(),
         i.iter().map(|x| x.tcp.map(|t| (t.seq, t.len, t.ack))).collect::<Vec<Option<(u32, u32, u32)>>>(),
+        i.iter().map(|x| crate::rtp_row(x.rtp.as_ref())).collect::<Vec<crate::RtpRow>>(),
     );
     e.set_item("inputs", inputs)?;
     e.set_item("command_status", out.command_status)?;
@@ -86,6 +87,7 @@ pub(crate) fn emulate<'py>(
     e.set_item("interrupted", cancelled)?;
     e.set_item("realtime_priority", out.realtime)?;
     e.set_item("cpu_latency_held", out.cpu_latency_held)?;
+    e.set_item("rtp", out.rtp.to_string())?;
     let nodes: Vec<(String, String, String)> = out.nodes.iter().map(|n| (n.name.clone(), n.netns.clone(), n.addr.to_string())).collect();
     e.set_item("nodes", nodes)?;
     d.set_item("emulation", e)?;

@@ -163,6 +163,16 @@ pub(crate) fn output_dict<'py>(py: Python<'py>, out: &sim::RunOutput, sc: &Scena
     Ok(d)
 }
 
+/// An injected packet's RTP fields as Python sees them: (RTCP?, transport seq, transport-cc bytes).
+pub(crate) type RtpRow = Option<(bool, Option<u16>, Option<Vec<u8>>)>;
+
+pub(crate) fn rtp_row(r: Option<&sim::InjectedRtp>) -> RtpRow {
+    match r? {
+        sim::InjectedRtp::Media { transport_seq } => Some((false, Some(*transport_seq), None)),
+        sim::InjectedRtp::Rtcp { twcc } => Some((true, None, twcc.clone())),
+    }
+}
+
 /// A delivered external packet as Python sees it: (flow, reverse, id, size, dscp, sent_ns, delivered_ns).
 type EgressRow = (u32, bool, u64, u32, u8, u64, u64);
 
@@ -214,13 +224,21 @@ impl PySim {
         let set: serde_json::Map<String, serde_json::Value> = serde_json::from_str(set_json).map_err(|e| PyValueError::new_err(format!("set: {e}")))?;
         self.sim()?.command(target, &set).map_err(|e| PyValueError::new_err(e.to_string()))
     }
-    /// Hands a packet of `external` flow `flow` to the model now; returns its id.
-    #[pyo3(signature = (flow, size, reverse=false, dscp=None, tcp=None))]
-    fn inject(&mut self, flow: &str, size: u32, reverse: bool, dscp: Option<u8>, tcp: Option<(u32, u32, u32)>) -> PyResult<u64> {
+    /// Hands a packet of `external` flow `flow` to the model now; returns its id. `rtp_seq`: an RTP
+    /// packet's transport-wide sequence number; `rtcp`: it is RTCP, with `rtcp_twcc` the bytes of its
+    /// transport-cc feedback message if it has one.
+    #[pyo3(signature = (flow, size, reverse=false, dscp=None, tcp=None, rtp_seq=None, rtcp=false, rtcp_twcc=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn inject(&mut self, flow: &str, size: u32, reverse: bool, dscp: Option<u8>, tcp: Option<(u32, u32, u32)>, rtp_seq: Option<u16>, rtcp: bool, rtcp_twcc: Option<Vec<u8>>) -> PyResult<u64> {
         let s = self.sim()?;
         let port = s.port(flow, reverse).ok_or_else(|| PyValueError::new_err(format!("no `external` flow named '{flow}'")))?;
         let tcp = tcp.map(|(seq, len, ack)| sim::InjectedTcp { seq, len, ack });
-        s.inject(port, sim::Injected { size, dscp, tcp }).map_err(|e| PyValueError::new_err(e.to_string()))
+        let rtp = match (rtcp, rtp_seq) {
+            (true, _) => Some(sim::InjectedRtp::Rtcp { twcc: rtcp_twcc }),
+            (false, Some(transport_seq)) => Some(sim::InjectedRtp::Media { transport_seq }),
+            (false, None) => None,
+        };
+        s.inject(port, sim::Injected { size, dscp, tcp, rtp }).map_err(|e| PyValueError::new_err(e.to_string()))
     }
     /// The packets of external flows delivered since the last call: (flow, reverse, id, size, dscp,
     /// sent_ns, delivered_ns) tuples.

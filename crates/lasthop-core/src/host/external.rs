@@ -25,16 +25,22 @@ impl Host for ExternalHost {
 
     fn on_wake(&mut self, _wake: Wake, _s: &mut dyn Socket) {}
 
-    fn on_packet(&mut self, pkt: Packet, _payload: Option<Payload>, s: &mut dyn Socket) {
+    fn on_packet(&mut self, pkt: Packet, payload: Option<Payload>, s: &mut dyn Socket) {
         let now = s.now();
-        let reverse = pkt.src == self.to;
+        // Delivered at the `from` end: it came back (from the `to` end, or made on the way, as
+        // Zhuge's feedback is at the AP).
+        let reverse = pkt.dst != self.to;
         if !reverse {
             s.tracker().on_delivered(&pkt, pkt.sent, now);
         }
-        s.egress(Egress { flow: pkt.flow, reverse, id: pkt.id, size: pkt.size, dscp: pkt.dscp, sent: pkt.sent, delivered: now });
+        let rtcp = match payload {
+            Some(Payload::Rtcp(r)) => Some(r),
+            _ => None,
+        };
+        s.egress(Egress { flow: pkt.flow, reverse, id: pkt.id, size: pkt.size, dscp: pkt.dscp, sent: pkt.sent, delivered: now, rtcp });
     }
 
-    fn inject(&mut self, size: u32, dscp: Option<u8>, hdr: Hdr, reverse: bool, s: &mut dyn Socket) -> Option<u64> {
+    fn inject(&mut self, size: u32, dscp: Option<u8>, hdr: Hdr, payload: Option<Payload>, reverse: bool, s: &mut dyn Socket) -> Option<u64> {
         let mut p = s.open(self.seq, size, reverse, hdr);
         self.seq += 1;
         if let Some(d) = dscp {
@@ -43,7 +49,7 @@ impl Host for ExternalHost {
         if !reverse {
             s.tracker().on_sent(&p);
         }
-        s.send(p, None);
+        s.send(p, payload);
         Some(p.id)
     }
 }

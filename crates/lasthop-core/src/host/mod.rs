@@ -77,8 +77,9 @@ pub trait Host: Send + Sync + std::fmt::Debug {
     /// A packet of the flow was dropped in the network (the flow's loss is already counted).
     fn on_dropped(&mut self, _pkt: &Packet, _reason: DropReason, _s: &mut dyn Socket) {}
     /// A packet handed in from outside at one end (`reverse`: at the `to` end), with the header fields
-    /// read from it; its id, or `None` for hosts that generate their own traffic.
-    fn inject(&mut self, _size: u32, _dscp: Option<u8>, _hdr: Hdr, _reverse: bool, _s: &mut dyn Socket) -> Option<u64> {
+    /// read from it and what it carries beyond them; its id, or `None` for hosts that generate their own
+    /// traffic.
+    fn inject(&mut self, _size: u32, _dscp: Option<u8>, _hdr: Hdr, _payload: Option<Payload>, _reverse: bool, _s: &mut dyn Socket) -> Option<u64> {
         None
     }
     /// Changes the sending rate (a run-time command); false for hosts without one.

@@ -121,8 +121,8 @@ fn saturated_source_replaces_what_leaves_except_a_refusal_at_the_send_instant() 
 fn external_host_numbers_injected_packets_and_hands_delivered_ones_out_by_direction() {
     let mut h = ExternalHost::new(2);
     let mut s = TestSocket::new();
-    let fwd = h.inject(200, None, Hdr::None, false, &mut s).unwrap();
-    let back = h.inject(60, Some(46), Hdr::None, true, &mut s).unwrap();
+    let fwd = h.inject(200, None, Hdr::None, None, false, &mut s).unwrap();
+    let back = h.inject(60, Some(46), Hdr::None, None, true, &mut s).unwrap();
     assert_ne!(fwd, back);
     let (p_fwd, p_back) = (s.sent[0].0, s.sent[1].0);
     assert_eq!((p_fwd.src, p_fwd.dst, p_back.src, p_back.dst, p_back.dscp), (1, 2, 2, 1, 46));
@@ -131,5 +131,13 @@ fn external_host_numbers_injected_packets_and_hands_delivered_ones_out_by_direct
     h.on_packet(p_back, None, &mut s);
     h.on_packet(p_fwd, None, &mut s);
     assert_eq!(s.egress.iter().map(|e| (e.id, e.reverse)).collect::<Vec<_>>(), vec![(back, true), (fwd, false)]);
+    assert_eq!(s.tracker.delivered_packets, 1);
+    // A packet made on the way (Zhuge's feedback, from the AP) to the `from` end goes back too, with its
+    // RTCP message.
+    let made = Packet { id: 99, src: 7, dst: 1, hdr: Hdr::Rtcp { report: 0 }, ..p_back };
+    let pli = crate::app::rtc::Rtcp { body: crate::app::rtc::RtcpBody::Pli, created: SimTime::ZERO, for_cc: true, for_rtt: false };
+    h.on_packet(made, Some(Payload::Rtcp(pli.clone())), &mut s);
+    let e = s.egress.last().expect("handed out");
+    assert_eq!((e.id, e.reverse, e.rtcp.as_ref()), (99, true, Some(&pli)));
     assert_eq!(s.tracker.delivered_packets, 1);
 }

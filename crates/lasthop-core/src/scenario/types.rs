@@ -355,8 +355,24 @@ flow_type!(
     /// through `Sim::inject` (the Python API's stepped runs, the emulator's real traffic) at `from`
     /// (forward) or `to` (reverse), cross the modelled network, and come out at the other end through
     /// `Sim::drain_egress`. Forward packets count in the flow's metrics.
-    External {}
+    External {
+        /// The flow carries plaintext RTP media from `from` to `to`, with RTCP back (the emulator
+        /// reads both in the clear): forward RTP packets carry their transport-wide sequence number
+        /// in this header extension, and reverse RTCP's transport-cc feedback is read, so Zhuge
+        /// manages the flow as RTP (rewriting TWCC) instead of as TCP.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rtp: Option<ExternalRtp>,
+    }
 );
+
+/// How an `external` flow's RTP is read.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExternalRtp {
+    /// The one-byte RTP header extension ID (RFC 8285, 1..=14) of the transport-wide sequence number
+    /// (`http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01` in the SDP).
+    pub twcc_extension_id: u8,
+}
 
 /// A traffic flow, tagged by `type`.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
@@ -387,6 +403,14 @@ impl Flow {
             Flow::Rtc(f) => f.common(),
             Flow::TcpVideo(f) => f.common(),
             Flow::External(f) => f.common(),
+        }
+    }
+    /// What a feedback mechanism sees of the flow: its `type`, except `external_rtp` for an
+    /// `external` flow that carries RTP.
+    pub fn feedback_kind(&self) -> &'static str {
+        match self {
+            Flow::External(External { rtp: Some(_), .. }) => "external_rtp",
+            f => f.kind(),
         }
     }
     /// The `type` tag.

@@ -396,6 +396,11 @@ fn check_flow(sc: &Scenario, f: &Flow, loc: &Loc, names: &BTreeMap<String, NodeK
                 is.push(loc.key("interval_ms"), format!("must be at most {longest_ms} ms for {packet_bytes}-byte packets (1 bit/s), got {interval_ms:e}"), json!(interval_ms));
             }
         }
+        Flow::External(External { rtp: Some(r), .. }) => {
+            if !(1..=14).contains(&r.twcc_extension_id) {
+                is.push(loc.key("rtp").key("twcc_extension_id"), format!("must be a one-byte header extension ID, 1..=14, got {}", r.twcc_extension_id), json!(r.twcc_extension_id));
+            }
+        }
         Flow::External(_) => {}
         Flow::Saturated(Saturated { packet_bytes, backlog, .. }) => {
             check_packet_bytes(*packet_bytes, loc, is);

@@ -187,7 +187,7 @@ impl<'a> Net<'a> {
             let Some(st) = sc.stations.iter().find(|s| s.name == c.to) else { continue };
             if sc.ap_of(st) == ai {
                 let name = c.name.map(str::to_string).unwrap_or_else(|| format!("flow{i}"));
-                out.push(FlowInfo { index: i as u32, name, kind: f.kind(), station: self.id(c.to) });
+                out.push(FlowInfo { index: i as u32, name, kind: f.feedback_kind(), station: self.id(c.to) });
             }
         }
         out

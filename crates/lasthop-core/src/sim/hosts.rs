@@ -129,8 +129,8 @@ impl World {
     }
 
     /// A packet handed in from outside at one end of `external` flow `flow`; its id.
-    pub(super) fn inject(&mut self, flow: u32, size: u32, dscp: Option<u8>, hdr: Hdr, reverse: bool) -> Option<u64> {
-        self.with_host(flow, |h, s| h.inject(size, dscp, hdr, reverse, s))
+    pub(super) fn inject(&mut self, flow: u32, size: u32, dscp: Option<u8>, hdr: Hdr, payload: Option<Payload>, reverse: bool) -> Option<u64> {
+        self.with_host(flow, |h, s| h.inject(size, dscp, hdr, payload, reverse, s))
     }
 
     /// A new packet of flow `flow` from `src` to `dst`, numbered and opened in the packet log.

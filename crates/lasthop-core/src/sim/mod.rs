@@ -24,4 +24,4 @@ mod world;
 pub use build::ExtraMechanism;
 pub use command::CommandConfig;
 pub use tap::PacketTap;
-pub use open::{run, CommandError, Egress, InjectError, Injected, InjectedTcp, Port, Progress, RunError, RunOutput, Sim};
+pub use open::{run, CommandError, Egress, InjectError, Injected, InjectedRtp, InjectedTcp, Port, Progress, RunError, RunOutput, Sim};

@@ -5,7 +5,9 @@
 
 use super::build::Built;
 use super::world::World;
+use crate::app::rtc::{Rtcp, RtcpBody};
 use crate::packet::Hdr;
+use crate::payload::Payload;
 use crate::scenario::Scenario;
 use crate::stats::{FlowSummary, PacketLog};
 use crate::time::SimTime;
@@ -46,13 +48,25 @@ pub struct Port {
 }
 
 /// A packet handed in from outside: its IP size and, if not the flow's, its DSCP.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Injected {
     pub size: u32,
     pub dscp: Option<u8>,
     /// A TCP segment's header fields, read in the clear (the emulator parses real packets): the model
     /// then treats it as TCP (Zhuge holds real ACKs; nothing is rewritten).
     pub tcp: Option<InjectedTcp>,
+    /// What a plaintext RTP or RTCP packet carries that the model uses (an `external` flow with `rtp`).
+    pub rtp: Option<InjectedRtp>,
+}
+
+/// The fields of a real RTP or RTCP packet the model uses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum InjectedRtp {
+    /// RTP media with its transport-wide sequence number as on the wire (the model unwraps it per flow).
+    Media { transport_seq: u16 },
+    /// RTCP, with the bytes of its transport-cc feedback message if it has one (RTPFB, FMT 15; Zhuge
+    /// strips it and sends its own).
+    Rtcp { twcc: Option<Vec<u8>> },
 }
 
 /// The fields of a real TCP segment the model uses.
@@ -65,7 +79,7 @@ pub struct InjectedTcp {
 }
 
 /// A packet of an `external` flow that reached the other end of the model.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Egress {
     pub flow: u32,
     pub reverse: bool,
@@ -76,6 +90,10 @@ pub struct Egress {
     /// When it was injected, and when the model delivered it.
     pub sent: SimTime,
     pub delivered: SimTime,
+    /// For RTCP of a flow with `rtp`: the message as the model delivers it. `for_cc` false: a mechanism
+    /// took its transport-cc feedback out (Zhuge); a message `Sim::inject` never saw (its id was not
+    /// returned by it) is one a mechanism made (Zhuge's own TWCC).
+    pub rtcp: Option<crate::app::rtc::Rtcp>,
 }
 
 /// Why an injection was refused.
@@ -91,6 +109,8 @@ pub enum InjectError {
     BadDscp(u8),
     #[error("the run ended at {0}")]
     Ended(SimTime),
+    #[error("not a transport-cc feedback message: {0}")]
+    BadTwcc(crate::rtc::twcc::TwccError),
 }
 
 /// Why a run-time command was refused: the key of `set` at fault (`None`: the target) and why.
@@ -105,6 +125,10 @@ pub struct CommandError {
 pub struct Sim {
     w: Box<World>,
     scenario: Scenario,
+    /// Per `external` flow with RTP: the unwrapper of its media's transport-wide sequence numbers.
+    twcc_seqs: std::collections::BTreeMap<u32, crate::rtc::twcc::SeqUnwrapper>,
+    /// And of the base sequence numbers of the feedback about it.
+    twcc_feedback_seqs: std::collections::BTreeMap<u32, crate::rtc::twcc::SeqUnwrapper>,
 }
 
 impl Sim {
@@ -134,7 +158,7 @@ impl Sim {
         for (i, c) in scenario.commands.iter().enumerate() {
             w.q.schedule(super::build::secs(c.at_s), super::world::Event::Command { idx: i as u32 });
         }
-        Ok(Sim { w, scenario: scenario.clone() })
+        Ok(Sim { w, scenario: scenario.clone(), twcc_seqs: Default::default(), twcc_feedback_seqs: Default::default() })
     }
 
     /// Reserves the packet log for `packets` more packets (a real-time run cannot afford the copy when a
@@ -209,8 +233,23 @@ impl Sim {
         if self.next_wakeup().is_none() && now >= self.w.end {
             return Err(InjectError::Ended(self.w.end));
         }
-        let hdr = pkt.tcp.map_or(Hdr::None, |t| Hdr::Tcp { seq: t.seq as u64, len: t.len, ack: t.ack as u64, ts_echo: SimTime::ZERO, ecn: Default::default() });
-        Ok(self.w.inject(f, pkt.size, pkt.dscp, hdr, port.reverse).expect("an external flow's host takes injected packets"))
+        let mut hdr = pkt.tcp.map_or(Hdr::None, |t| Hdr::Tcp { seq: t.seq as u64, len: t.len, ack: t.ack as u64, ts_echo: SimTime::ZERO, ecn: Default::default() });
+        let mut payload = None;
+        match pkt.rtp {
+            Some(InjectedRtp::Media { transport_seq }) => {
+                let seq = self.twcc_seqs.entry(f).or_default().unwrap(transport_seq);
+                hdr = Hdr::Rtp { twcc: seq as u32, frame: 0, index: 0, count: 1, fec: false, rtx: false };
+            }
+            Some(InjectedRtp::Rtcp { twcc }) => {
+                hdr = Hdr::Rtcp { report: 0 };
+                if let Some(bytes) = twcc {
+                    let fb = crate::rtc::twcc::TwccFeedback::parse(&bytes, self.twcc_feedback_seqs.entry(f).or_default()).map_err(InjectError::BadTwcc)?;
+                    payload = Some(Payload::Rtcp(Rtcp { body: RtcpBody::Twcc(fb), created: now, for_cc: true, for_rtt: false }));
+                }
+            }
+            None => {}
+        }
+        Ok(self.w.inject(f, pkt.size, pkt.dscp, hdr, payload, port.reverse).expect("an external flow's host takes injected packets"))
     }
 
     /// Applies a run-time command now (after every event due now): `target` and `set` as in the

@@ -111,7 +111,7 @@ fn injected_packets_cross_the_model_like_a_built_in_source() {
     let mut egress = Vec::new();
     for &i in &rows {
         s.advance_to(sent(i));
-        ids.push(s.inject(port, Injected { size: 1200, dscp: None, tcp: None }).unwrap());
+        ids.push(s.inject(port, Injected { size: 1200, dscp: None, tcp: None, rtp: None }).unwrap());
         egress.extend(s.drain_egress());
     }
     s.advance_to(s.end());
@@ -139,7 +139,7 @@ fn reverse_packets_travel_back_and_do_not_count_as_the_flow_s() {
     let mut s = Sim::new(&sc, 3);
     let up = s.port("video", true).unwrap();
     s.advance_to(SimTime::from_ms(1500));
-    let id = s.inject(up, Injected { size: 52, dscp: Some(46), tcp: None }).unwrap();
+    let id = s.inject(up, Injected { size: 52, dscp: Some(46), tcp: None, rtp: None }).unwrap();
     s.advance_to(SimTime::from_ms(1600));
     let out = s.drain_egress();
     assert_eq!(out.len(), 1);
@@ -158,7 +158,7 @@ fn injections_that_cannot_be_taken_are_refused() {
     let sc = scenario(&home("type = \"external\""));
     let mut s = Sim::new(&sc, 3);
     assert_eq!(s.port("call", false), None, "only external flows have ports");
-    let bad = |s: &mut Sim, p: Port, size: u32, dscp: Option<u8>| s.inject(p, Injected { size, dscp, tcp: None }).unwrap_err().to_string();
+    let bad = |s: &mut Sim, p: Port, size: u32, dscp: Option<u8>| s.inject(p, Injected { size, dscp, tcp: None, rtp: None }).unwrap_err().to_string();
     let call = Port { flow: 0, reverse: false };
     assert!(bad(&mut s, call, 1200, None).contains("not an `external` flow"));
     assert!(bad(&mut s, Port { flow: 9, reverse: false }, 1200, None).contains("does not exist"));

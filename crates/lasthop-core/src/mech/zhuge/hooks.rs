@@ -68,9 +68,10 @@ pub(crate) struct ZhugeHook {
 impl ZhugeHook {
     pub(crate) fn new(z: &ZhugeConfig, ap: &str, link: LinkKind, flows: &[FlowInfo], seed: u64) -> Self {
         // An `external` flow (real packets, emulation) is managed as TCP: its segments' headers are
-        // read in the clear, so real ACKs are held like modelled ones (never rewritten).
+        // read in the clear, so real ACKs are held like modelled ones (never rewritten); one that
+        // declares RTP as RTP: its TWCC is rewritten.
         let path = |kind: &str| match kind {
-            "rtc" => Some(FeedbackPath::Rtp),
+            "rtc" | "external_rtp" => Some(FeedbackPath::Rtp),
             "external" => Some(FeedbackPath::Tcp),
             k => tcp_only(k),
         };
