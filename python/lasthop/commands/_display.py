@@ -41,13 +41,13 @@ def flows_table(result: RunResult) -> Table:
 
 def rows_table(title: str, rows: list[dict[str, Any]], digits: int = 3) -> Table:
     """A table of result rows (one dict each): headers wrap at their underscores rather than being cut,
-    numbers never wrap."""
+    numbers never wrap, None shows as –."""
     t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     for k, v in rows[0].items():
         text = isinstance(v, str)
         t.add_column(k.replace("_", " "), justify="left" if text else "right", overflow="fold", no_wrap=not text)
     for r in rows:
-        t.add_row(*[f"{v:.{digits}f}" if isinstance(v, float) else str(v) for v in r.values()])
+        t.add_row(*[f"{v:.{digits}f}" if isinstance(v, float) else "–" if v is None else str(v) for v in r.values()])
     return t
 
 

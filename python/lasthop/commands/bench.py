@@ -122,7 +122,8 @@ BENCH_SCENARIO = {
 
 def emulation_rows(seconds: float = 5.0) -> list[dict[str, Any]]:
     """iperf3 UDP at 100 Mbit/s from the laptop's namespace to the server's, through a modelled
-    200 Mbit/s last hop and in relay mode (``--bypass``): the lag's percentiles and what iperf3 saw."""
+    200 Mbit/s last hop and in relay mode (``--bypass``): the lag's percentiles and what iperf3 saw;
+    first, the floor this machine sets (``lasthop doctor``'s stalls: a perfect emulator's lag)."""
     import shutil
     import tempfile
 
@@ -131,7 +132,15 @@ def emulation_rows(seconds: float = 5.0) -> list[dict[str, Any]]:
 
     if shutil.which("iperf3") is None:
         raise click.UsageError("--emulation needs iperf3 (apt install iperf3); see lasthop doctor")
-    rows = []
+    from lasthop.commands.doctor import cpu_floor
+
+    # What this machine allows at best: the lag a perfect emulator would have, from the time the CPU
+    # is taken away from a thread that never sleeps (measured idle, before the runs).
+    floor = cpu_floor(0.9)
+    rows: list[dict[str, Any]] = [{"mode": "floor", "packets": None, "lag_p50_us": floor["lag_p50_us"],
+                                   "lag_p99_us": floor["lag_p99_us"], "lag_p999_us": floor["lag_p999_us"],
+                                   "lag_max_us": floor["max_gap_us"], "iperf3_mbps": None, "iperf3_jitter_ms": None,
+                                   "iperf3_lost_percent": None}]
     with tempfile.TemporaryDirectory(prefix="lasthop-bench-") as tmp:
         for mode in ("model", "bypass"):
             report = Path(tmp) / f"{mode}.json"
