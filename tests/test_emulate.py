@@ -299,6 +299,20 @@ def test_the_emulation_benchmark_runs_both_modes() -> None:
                        capture_output=True, text=True, cwd=REPO, timeout=120)
     assert r.returncode == 0, r.stderr
     rows = {row["mode"]: row for row in json.loads(r.stdout)["rows"]}
-    assert set(rows) == {"model", "bypass"}
+    assert set(rows) == {"floor", "model", "bypass"}
+    floor = rows.pop("floor")
+    assert 0 <= floor["lag_p50_us"] <= floor["lag_p99_us"] <= floor["lag_p999_us"] <= floor["lag_max_us"]
     for row in rows.values():  # 1 s of 100 Mbit/s in 1400-byte datagrams, all carried
         assert row["packets"] > 5000 and row["iperf3_mbps"] > 50 and row["lag_p50_us"] >= 0
+
+
+def test_the_floor_is_the_wait_of_an_instant_that_falls_in_a_gap() -> None:
+    """One 100 µs gap in 1000 µs: an instant waits with probability 0.1, (100 − L) / 1000 beyond L."""
+    from lasthop.commands.doctor import wait_percentile
+
+    assert wait_percentile([100.0], 1000.0, 0.5) == 0.0
+    assert wait_percentile([100.0], 1000.0, 0.99) == pytest.approx(90.0)
+    assert wait_percentile([100.0], 1000.0, 0.999) == pytest.approx(99.0)
+    assert wait_percentile([60.0, 40.0], 1000.0, 0.99) == pytest.approx(50.0)  # (60 − L) + (40 − L)⁺ = 10
+    assert wait_percentile([60.0, 40.0], 1000.0, 0.95) == pytest.approx(25.0)  # (60 − L) + (40 − L) = 50
+
