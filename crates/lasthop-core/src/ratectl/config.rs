@@ -17,11 +17,13 @@ pub enum RateControlConfig {
         #[serde(default)]
         nss: Option<u8>,
     },
-    /// Linux Minstrel-HT (`variant = "modern"` default, or `"legacy"`); needs the `linux` transmit path.
+    /// Linux Minstrel-HT (`variant = "modern"` default, or `"legacy"`): per PSDU on the `linux` transmit
+    /// path (a multi-rate retry chain, as ath9k), per attempt on `fifo` (its first rate, as ns-3).
     MinstrelHt(crate::ratectl::MinstrelHtParams),
-    /// ns-3's Thompson sampling; needs the `linux` transmit path.
+    /// ns-3's Thompson sampling (per PSDU on `linux`, per attempt on `fifo`).
     Thompson(crate::ratectl::ThompsonParams),
-    /// LLRA (latency-aware, reconstructed; over Minstrel-HT's statistics); needs the `linux` transmit path.
+    /// LLRA (latency-aware, reconstructed; over Minstrel-HT's statistics); needs the `linux` transmit path
+    /// (it reads the driver's queues).
     Llra(crate::ratectl::LlraParams),
 }
 

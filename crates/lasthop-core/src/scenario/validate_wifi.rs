@@ -7,13 +7,14 @@ use crate::mac::config::fixed_txvector;
 use crate::phy::mcs::OFDM_RATES_MBPS;
 use serde_json::json;
 
-/// An adaptive controller must build for this BSS and needs a `linux` transmit path.
+/// An adaptive controller must build for this BSS. Both transmit paths take one (`linux` per PSDU as
+/// ath9k, `fifo` per attempt as ns-3), but LLRA reads the queue state only the `linux` path gives.
 fn check_adaptive(w: &WifiConfig, rc: &RateControlConfig, path: &TxPathConfig, loc: &Loc, is: &mut Issues) {
     if matches!(rc, RateControlConfig::Fixed { .. }) {
         return;
     }
-    if matches!(path, TxPathConfig::Fifo { .. }) {
-        is.push(loc.clone(), "adaptive rate control needs the `linux` transmit path (set ap_path/sta_path)", json!(null));
+    if matches!((rc, path), (RateControlConfig::Llra(_), TxPathConfig::Fifo { .. })) {
+        is.push(loc.clone(), "llra reads the driver's queues: it needs the `linux` transmit path (set ap_path/sta_path)", json!(null));
     } else if let Err(e) = crate::mac::config::adaptive_rate_control(w, rc, crate::rng::Rng::derive(0, "check")) {
         is.push(loc.clone(), e, json!(null));
     }

@@ -14,6 +14,9 @@
 //!   (ns-3 `MaxDelay`), and the receiver's window moves past them.
 //! * With `explicit_bar`, a missed BlockAck makes the next access a BlockAckReq (ns-3
 //!   `UseExplicitBarAfterMissedBlockAck`).
+//! * A link sends at its fixed rate, or at the rate its adaptive controller picks for each attempt
+//!   (ns-3's `WifiRemoteStationManager::GetDataTxVector` per transmission, each attempt reported back):
+//!   one rate per attempt, retries as new channel accesses, a probe sent unaggregated.
 
 use super::{Mpdu, PathOut, Psdu, RateChain, TxStatus};
 use crate::mac::ampdu::{self, AmpduLimits, PsduPlan};
@@ -22,6 +25,7 @@ use crate::packet::Packet;
 use crate::phy::airtime::{ppdu_duration_with, AirtimeOptions, BLOCK_ACK_REQ_LEN};
 use crate::phy::mcs::{Band, TxVector};
 use crate::queue::{AnyQueue, Dropped};
+use crate::ratectl::{AnyRateControl, RateControl, RateEntry, RateSet};
 use crate::stats::{DropReason, Stage};
 use crate::time::{SimDuration, SimTime};
 use std::collections::{HashMap, VecDeque};
@@ -46,6 +50,8 @@ struct FifoLink {
     /// Medium link index.
     id: u32,
     txv: TxVector,
+    /// The adaptive rate controller, when the link has one (else `txv` always).
+    rc: Option<AnyRateControl>,
     ack: SimDuration,
     block_ack: SimDuration,
     queues: [VecDeque<Mpdu>; 4],
@@ -91,9 +97,22 @@ impl FifoPath {
         self.tc = Some(Box::new(TrafficControl { qdiscs, link_of: HashMap::new(), drops: Vec::new() }));
     }
 
-    /// Adds a link (in the node's local link order) with its fixed rate and response durations.
-    pub fn add_link(&mut self, id: u32, txv: TxVector, ack: SimDuration, block_ack: SimDuration) {
-        self.links.push(FifoLink { id, txv, ack, block_ack, queues: Default::default(), next_seq: [0; 4], bar_pending: [false; 4] });
+    /// Adds a link (in the node's local link order) with its fixed rate (or adaptive controller) and
+    /// response durations.
+    pub fn add_link(&mut self, id: u32, txv: TxVector, rc: Option<AnyRateControl>, ack: SimDuration, block_ack: SimDuration) {
+        self.links.push(FifoLink { id, txv, rc, ack, block_ack, queues: Default::default(), next_seq: [0; 4], bar_pending: [false; 4] });
+    }
+
+    /// The rate of link `li`'s next attempt and whether it is a rate-control probe.
+    fn attempt_rate(&mut self, now: SimTime, li: usize) -> (TxVector, bool) {
+        let l = &mut self.links[li];
+        match &mut l.rc {
+            Some(rc) => {
+                let rs = rc.rate_set(now, 1538);
+                (rs.entries[0].map_or(l.txv, |e| e.txv), rs.probe)
+            }
+            None => (l.txv, false),
+        }
     }
 
     fn aggregate(&self, ac: usize) -> bool {
@@ -172,19 +191,23 @@ impl FifoPath {
 
     pub fn head(&mut self, now: SimTime, ac: usize, budget: Option<SimDuration>, out: &mut PathOut<'_>) -> Option<Psdu> {
         let li = self.pick(ac)?;
-        let aggregate = self.aggregate(ac);
-        if aggregate {
+        let under_ba = self.aggregate(ac);
+        if under_ba {
             self.expire(now, li, ac, out);
             self.run_qdisc(now, ac, out);
         }
-        let l = &self.links[li];
-        l.queues[ac].front()?;
-        if l.bar_pending[ac] {
+        self.links[li].queues[ac].front()?;
+        if self.links[li].bar_pending[ac] {
             if budget.is_some() {
                 return None;
             }
-            return Some(Psdu { link: l.id, ac, mpdus: Vec::new(), chain: RateChain::single(l.txv, 1), aggregated: true, bar: true, psdu_len: BLOCK_ACK_REQ_LEN, probe: false, hw_deadline: None });
+            let l = &self.links[li];
+            let txv = l.rc.as_ref().map_or(l.txv, |rc| rc.current_rate());
+            return Some(Psdu { link: l.id, ac, mpdus: Vec::new(), chain: RateChain::single(txv, 1), aggregated: true, bar: true, psdu_len: BLOCK_ACK_REQ_LEN, probe: false, hw_deadline: None });
         }
+        let (txv, probe) = self.attempt_rate(now, li);
+        let aggregate = under_ba && !probe;
+        let l = &self.links[li];
         let mut limits = self.p.limits;
         if let Some(b) = budget {
             let resp = if aggregate { l.block_ack } else { l.ack };
@@ -192,13 +215,13 @@ impl FifoPath {
         }
         let win_end = l.queues[ac].front().map(|m| m.seq + limits.max_mpdus as u64).unwrap_or(0);
         let lens = l.queues[ac].iter().take_while(|m| m.seq < win_end).map(|m| m.len);
-        let PsduPlan { mpdus, psdu_len, duration } = ampdu::plan(lens, &l.txv, self.p.band, self.p.airtime, &limits, aggregate);
+        let PsduPlan { mpdus, psdu_len, duration } = ampdu::plan(lens, &txv, self.p.band, self.p.airtime, &limits, aggregate);
         if budget.is_some() && duration > limits.max_duration {
             return None;
         }
         let l = &mut self.links[li];
         let taken: Vec<Mpdu> = l.queues[ac].drain(..mpdus as usize).collect();
-        Some(Psdu { link: l.id, ac, mpdus: taken, chain: RateChain::single(l.txv, 1), aggregated: aggregate && mpdus > 1, bar: false, psdu_len, probe: false, hw_deadline: None })
+        Some(Psdu { link: l.id, ac, mpdus: taken, chain: RateChain::single(txv, 1), aggregated: aggregate && mpdus > 1, bar: false, psdu_len, probe, hw_deadline: None })
     }
 
     pub fn complete(&mut self, now: SimTime, psdu: Psdu, st: TxStatus<'_>, out: &mut PathOut<'_>) {
@@ -207,6 +230,11 @@ impl FifoPath {
         if psdu.bar {
             self.links[li].bar_pending[ac] = !st.success;
             return;
+        }
+        if let (Some(rc), Some((txv, _))) = (&mut self.links[li].rc, psdu.chain.series[0]) {
+            let rs = RateSet { entries: [Some(RateEntry { txv, tries: 1, rts: false }), None, None, None], probe: psdu.probe };
+            let acked = st.received.iter().filter(|&&r| r).count() as u16;
+            rc.on_tx_status(now, &rs.report(st.attempts, psdu.mpdus.len() as u16, acked));
         }
         if !st.success && psdu.aggregated && self.p.explicit_bar {
             self.links[li].bar_pending[ac] = true;
@@ -236,6 +264,9 @@ impl FifoPath {
 
     pub fn stats(&self) -> serde_json::Value {
         let mut v = serde_json::json!({ "type": "fifo", "drops": self.stats });
+        if self.links.iter().any(|l| l.rc.is_some()) {
+            v["rate_control"] = self.links.iter().map(|l| l.rc.as_ref().map_or(serde_json::Value::Null, |r| r.stats())).collect();
+        }
         if let Some(tc) = &self.tc {
             v["qdiscs"] = tc.qdiscs.iter().map(|q| serde_json::json!({ "queue": q.stats(), "aqm": q.aqm_stats() })).collect();
         }
@@ -250,7 +281,10 @@ impl FifoPath {
 
 impl super::TransmitPath for FifoPath {
     fn add_link(&mut self, l: super::LinkSetup) {
-        FifoPath::add_link(self, l.id, l.txv, l.ack, l.block_ack);
+        FifoPath::add_link(self, l.id, l.txv, l.rc, l.ack, l.block_ack);
+    }
+    fn takes_rate_control(&self) -> bool {
+        true
     }
     fn enqueue(&mut self, now: SimTime, link: usize, ac: usize, pkt: Packet, out: &mut PathOut<'_>) {
         FifoPath::enqueue(self, now, link, ac, pkt, out);

@@ -15,7 +15,7 @@ fn path(cap: u32, links: u32) -> FifoPath {
     let mut path = FifoPath::new(p);
     let txv = TxVector::ht(7, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap();
     for id in 0..links {
-        path.add_link(id, txv, SimDuration::from_us(44), SimDuration::from_us(68));
+        path.add_link(id, txv, None, SimDuration::from_us(44), SimDuration::from_us(68));
     }
     path
 }
@@ -77,4 +77,34 @@ fn qdisc_holds_the_backlog_under_flow_control() {
     assert_eq!((0..5).map(|i| in_mac(&io, i)).collect::<Vec<_>>(), vec![true, true, true, true, false]);
     let next = p.head(SimTime::from_ms(1), BE, None, &mut io.out()).expect("a PSDU");
     assert_eq!((next.link, next.mpdus.iter().map(|m| m.pkt.id).collect::<Vec<_>>()), (1, vec![2, 3]));
+}
+
+/// With an adaptive controller, each attempt is sent at the rate it picks (one rate, one try: retries
+/// are new channel accesses, as ns-3 asks `GetDataTxVector` per transmission) and its outcome reported
+/// back: on a link where every rate above HT MCS 3 fails, Minstrel-HT settles on MCS 3.
+#[test]
+fn an_adaptive_controller_picks_each_attempts_rate_and_learns_from_it() {
+    use crate::ratectl::{LinkRates, MinstrelHtParams, RateControlParams};
+    let (mut p, mut io) = (path(1000, 0), Io::new());
+    let rates = LinkRates::new(crate::phy::mcs::PhyStandard::Ht, ChannelWidth::Mhz20, &[GuardInterval::Ns800], 1, Band::Ghz5);
+    let rc = RateControlParams::MinstrelHt(MinstrelHtParams::default()).build(&rates, crate::rng::Rng::derive(1, "rc"), SimTime::ZERO).expect("builds");
+    let txv = TxVector::ht(7, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap();
+    p.add_link(0, txv, Some(rc), SimDuration::from_us(44), SimDuration::from_us(68));
+    let mut used = Vec::new();
+    for id in 0..4000 {
+        let now = SimTime::from_us(500 * id);
+        io.enqueue(&mut p, now, 0, BE, pkt(id, 0));
+        let psdu = p.head(now, BE, None, &mut io.out()).expect("a PSDU");
+        let (txv, tries) = psdu.chain.series[0].expect("a rate");
+        assert_eq!((tries, psdu.chain.series[1]), (1, None), "one rate per attempt");
+        assert!(!(psdu.probe && psdu.aggregated), "a probe goes alone");
+        let ok = txv.mcs <= 3;
+        used.push(txv.mcs);
+        let received = vec![ok; psdu.mpdus.len()];
+        p.complete(now, psdu, TxStatus { success: ok, received: &received, attempts: 1 }, &mut io.out());
+    }
+    let last = &used[used.len() - 1000..];
+    let at3 = last.iter().filter(|&&m| m == 3).count();
+    assert!(at3 > 800, "MCS 3 in {at3} of the last 1000 attempts");
+    assert!(p.stats()["rate_control"][0].is_object(), "its statistics are reported");
 }
