@@ -54,7 +54,7 @@ $(STAMPS)/deps: pyproject.toml | $(PY)
 	fi
 	@echo "setup: installing Python dependencies into $(VENV)"
 	@$(PIP) install --upgrade pip 2>&1 | $(QUIET_PIP)
-	@$(PIP) install "maturin>=1.7,<2" numpy pyarrow pandas click rich matplotlib scipy pytest mypy "ray>=2.9" \
+	@$(PIP) install "maturin>=1.7,<2" numpy pyarrow pandas click rich matplotlib scipy pytest pytest-xdist mypy "ray>=2.9" \
 	    "tomli>=2; python_version < '3.11'" 2>&1 | $(QUIET_PIP)
 	@mkdir -p $(STAMPS) && touch $@
 
@@ -76,9 +76,11 @@ rust-test:
 	@$(CARGO) clippy --quiet --release --workspace --all-targets -- -D warnings
 	@$(CARGO) test --quiet --release --workspace --exclude lasthop-py
 
+# Two workers (pytest-xdist) for the bulk, then the tests that measure real time alone.
 py-test:
-	@echo "py-test: pytest"
-	@$(VENV)/bin/pytest -q
+	@echo "py-test: pytest (2 workers), then the real-time tests alone"
+	@$(VENV)/bin/pytest -q -n 2 -m "not serial"
+	@$(VENV)/bin/pytest -q -m serial
 
 bench: build
 	$(CARGO) bench -p lasthop-core --bench engine

@@ -20,8 +20,9 @@ import pytest
 import lasthop
 from support import EXAMPLES, REPO, ctrl_c_able, read_pcap, small_scenario, write_scenario
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/dev/net/tun") or not shutil.which("ip"),
-                                reason="emulation needs root, /dev/net/tun and iproute2 (lasthop doctor)")
+pytestmark = [pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/dev/net/tun") or not shutil.which("ip"),
+                                 reason="emulation needs root, /dev/net/tun and iproute2 (lasthop doctor)"),
+              pytest.mark.serial]
 
 APPS = Path(__file__).parent / "emu_apps"
 
