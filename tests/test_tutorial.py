@@ -31,7 +31,7 @@ def test_the_tutorial_runs_as_written(tmp_path: Path, monkeypatch: pytest.Monkey
     for kind, before, block in steps:
         if kind == "toml":
             name = re.findall(r"`([\w.-]+\.toml)`", before)[-1]
-            with open(tmp_path / name, "a" if before.startswith("Append") else "w") as f:
+            with open(tmp_path / name, "a" if re.search(r"\bAppend them\b", before) else "w") as f:
                 f.write(("\n" if (tmp_path / name).exists() else "") + block)
         elif kind == "sh":
             for line in block.strip().splitlines():
