@@ -50,7 +50,7 @@ def test_report_on_two_runs(runs: Path) -> None:
     assert r.stdout.strip() == "report: report/report.html"  # beside the runs, in their parent
     html = (runs / "report" / "report.html").read_text(encoding="utf-8")
     imgs = images(html)
-    assert list(imgs) == ["latency_ccdf.png", "timeseries_wired.png", "timeseries_wifi.png", "breakdown.png"]
+    assert list(imgs) == ["latency_ccdf.png", "radio.png", "timeseries_wired.png", "timeseries_wifi.png", "breakdown.png"]
     for name, data in imgs.items():
         assert is_png(data) and (runs / "report" / name).read_bytes() == data
     # Labelled by directory name; one row per run and flow, in the flows tables' order.
@@ -214,3 +214,39 @@ def test_a_video_call_gets_its_frame_latency_panel_with_the_deadline(tmp_path: P
     assert delays["call"].size == len(frames)
     shown = frames[~frames["dropped"].astype(bool)]["delay_ms"]
     assert np.isclose(delays["call"][np.isfinite(delays["call"])].max(), shown.max())
+
+
+def test_a_wifi_call_gets_its_rate_snr_and_mcs_over_time(tmp_path: Path) -> None:
+    """The radio panel's series come from tx.parquet and packets.parquet: per station the mean SNR and
+    median MCS of the AP's PSDUs to it in each bin, per video flow the bytes it sent; the laptop's walk
+    to 12 dB in home_rtc shows as a dip of both."""
+    sc = lasthop.Scenario.load(Path(__file__).resolve().parent.parent / "examples" / "home_rtc.toml").to_dict()
+    sc["duration_s"] = 20.0
+    res = lasthop.run(sc, seed=1)
+    res.save(tmp_path / "call")
+    r = lasthop_cli("report", "call", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    html = (tmp_path / "call" / "report" / "report.html").read_text(encoding="utf-8")
+    assert "radio.png" in images(html) and "<h2>Call rate, SNR and MCS over time</h2>" in html
+    from lasthop.report.data import radio
+
+    rs = radio(open_run(tmp_path / "call"), ["call"])
+    assert rs is not None and sorted(rs.snr_db) == ["laptop", "tv"]
+    tx = res.tx
+    dl = tx[(tx["link"] == "ap->laptop") & (tx["mpdus"] > 0)]
+    first = dl[dl["t_ns"] < rs.bin_s * 1e9]
+    assert np.isclose(rs.snr_db["laptop"][0], first["snr_db"].dropna().mean())
+    sent = res.packets[(res.packets["flow"] == "call") & ~res.packets["reverse"]]
+    assert np.isclose(rs.sent_mbps["call"].sum() * rs.bin_s * 1e6 / 8, sent["size_bytes"].sum())
+    walk = (rs.t_s >= 14) & (rs.t_s < 16)
+    calm = (rs.t_s >= 5) & (rs.t_s < 12)
+    assert np.nanmean(rs.snr_db["laptop"][walk]) < np.nanmean(rs.snr_db["laptop"][calm]) - 6
+    assert np.nanmean(rs.mcs["laptop"][walk]) < np.nanmean(rs.mcs["laptop"][calm])
+
+
+def test_a_wired_run_has_no_radio_panel(tmp_path: Path) -> None:
+    res = lasthop.run(small_scenario(2.0), seed=1)
+    assert res.tx.empty
+    res.save(tmp_path / "wired")
+    assert lasthop_cli("report", "wired", cwd=tmp_path).returncode == 0
+    assert "radio.png" not in images((tmp_path / "wired" / "report" / "report.html").read_text(encoding="utf-8"))

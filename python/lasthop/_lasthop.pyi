@@ -81,6 +81,10 @@ class _RunOutput(TypedDict):
     """RTT samples: ``flow`` (u32), ``t_ns``, ``rtt_ns`` (u64)."""
     frames: dict[str, tuple[str, bytes]]
     """Video frames: ``flow``, ``frame``, ``capture_ns``, ``done_ns``, ``dropped`` (u8)."""
+    tx: dict[str, tuple[str, bytes]]
+    """PSDU transmissions: ``t_ns``, ``link`` (u32, indexes ``tx_links``), ``mcs``, ``nss`` (u8),
+    ``rate_mbps``, ``snr_db`` (f32), ``mpdus``, ``received`` (u16), ``collided`` (u8)."""
+    tx_links: list[tuple[str, str]]
     flows: list[_FlowSummary]
     components: dict[str, Any]
     events: int

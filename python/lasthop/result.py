@@ -7,6 +7,7 @@ Run directory layout (written by :meth:`RunResult.save`)::
                       RTT, video frame metrics)
     rtt.parquet       every RTT sample (flow, time, RTT)
     frames.parquet    every video frame decoded or given up (flow, frame, capture, done, delay)
+    tx.parquet        every PSDU transmission on the Wi-Fi medium (time, link, MCS, rate, SNR, MPDUs)
     summary.json      lasthop version, git revision, seed, resolved scenario, metrics, event digest
                       (and ``variant``: name, description, set, when the scenario was a variant)
 
@@ -46,8 +47,8 @@ NOT_REACHED = 2**64 - 1
 """The core's marker for a stage a packet did not reach (becomes ``<NA>``)."""
 
 PACKETS_FILE, FLOWS_FILE, SUMMARY_FILE = "packets.parquet", "flows.parquet", "summary.json"
-RTT_FILE, FRAMES_FILE = "rtt.parquet", "frames.parquet"
-RUN_FILES = (PACKETS_FILE, FLOWS_FILE, RTT_FILE, FRAMES_FILE, SUMMARY_FILE)
+RTT_FILE, FRAMES_FILE, TX_FILE = "rtt.parquet", "frames.parquet", "tx.parquet"
+RUN_FILES = (PACKETS_FILE, FLOWS_FILE, RTT_FILE, FRAMES_FILE, TX_FILE, SUMMARY_FILE)
 
 _Lazy = Union["pd.DataFrame", Callable[[], "pd.DataFrame"]]
 
@@ -62,12 +63,13 @@ class RunResult:
 
     def __init__(self, summary: dict[str, Any], flows: pd.DataFrame,
                  packets: pd.DataFrame | Callable[[], pd.DataFrame],
-                 rtt: _Lazy | None = None, frames: _Lazy | None = None) -> None:
+                 rtt: _Lazy | None = None, frames: _Lazy | None = None, tx: _Lazy | None = None) -> None:
         self.summary = summary
         self.flows = flows
         self._packets = packets
         self._rtt: _Lazy = rtt if rtt is not None else (lambda: _empty_series(RTT_COLUMNS))
         self._frames: _Lazy = frames if frames is not None else (lambda: _empty_series(FRAME_COLUMNS))
+        self._tx: _Lazy = tx if tx is not None else (lambda: _empty_series(TX_COLUMNS))
 
     @property
     def rtt(self) -> pd.DataFrame:
@@ -84,6 +86,16 @@ class RunResult:
         if callable(self._frames):
             self._frames = self._frames()
         return self._frames
+
+    @property
+    def tx(self) -> pd.DataFrame:
+        """Every PSDU transmission on the Wi-Fi medium (an attempt; BlockAckReqs too), in time order:
+        ``t_ns`` (its start), ``link`` (``"ap->laptop"``), ``src``, ``dst``, ``mcs``, ``nss``, ``rate_mbps``,
+        ``snr_db`` (what its reception was drawn at; NaN for a collision), ``mpdus``, ``received`` and
+        ``collided``. Empty without a Wi-Fi last hop."""
+        if callable(self._tx):
+            self._tx = self._tx()
+        return self._tx
 
     @property
     def packets(self) -> pd.DataFrame:
@@ -139,10 +151,11 @@ class RunResult:
         if variant is not None:
             summary["variant"] = dict(variant)
         cols, reasons = out["packets"], list(out["drop_reasons"])
-        rtt, frames = out.get("rtt"), out.get("frames")
+        rtt, frames, tx, tx_links = out.get("rtt"), out.get("frames"), out.get("tx"), out.get("tx_links", [])
         return cls(summary, pd.DataFrame(flows if flows else None, columns=None if flows else list(out["flow_columns"])), lambda: _packets_frame(cols, reasons, names),
                    rtt=(lambda: _rtt_frame(rtt, names)) if rtt is not None else None,
-                   frames=(lambda: _frames_frame(frames, names)) if frames is not None else None)
+                   frames=(lambda: _frames_frame(frames, names)) if frames is not None else None,
+                   tx=(lambda: _tx_frame(tx, tx_links)) if tx is not None else None)
 
     # -- run directories ------------------------------------------------------------------------------
 
@@ -166,6 +179,7 @@ class RunResult:
         _atomic_write(d / FLOWS_FILE, parquet(self.flows))
         _atomic_write(d / RTT_FILE, parquet(self.rtt))
         _atomic_write(d / FRAMES_FILE, parquet(self.frames))
+        _atomic_write(d / TX_FILE, parquet(self.tx))
         text = self.summary_json()
         _atomic_write(d / SUMMARY_FILE, lambda tmp: tmp.write_text(text, encoding="utf-8"))
         _fsync_dir(d)
@@ -194,7 +208,8 @@ class RunResult:
             return lambda: pd.read_parquet(d / name) if (d / name).exists() else _empty_series(columns)
 
         return cls(summary, flows, lambda: pd.read_parquet(d / PACKETS_FILE),
-                   rtt=optional(RTT_FILE, RTT_COLUMNS), frames=optional(FRAMES_FILE, FRAME_COLUMNS))
+                   rtt=optional(RTT_FILE, RTT_COLUMNS), frames=optional(FRAMES_FILE, FRAME_COLUMNS),
+                   tx=optional(TX_FILE, TX_COLUMNS))
 
 
 def _read_summary(d: Path, shown: str) -> dict[str, Any]:
@@ -320,6 +335,9 @@ def _packets_frame(cols: Mapping[str, tuple[str, bytes]], reasons: list[str], fl
 RTT_COLUMNS = {"flow": "category", "t_ns": "int64", "rtt_ms": "float64"}
 FRAME_COLUMNS = {"flow": "category", "frame": "int64", "capture_ns": "int64", "done_ns": "int64",
                  "delay_ms": "float64", "dropped": "bool"}
+TX_COLUMNS = {"t_ns": "int64", "link": "category", "src": "category", "dst": "category", "mcs": "int64",
+              "nss": "int64", "rate_mbps": "float64", "snr_db": "float64", "mpdus": "int64", "received": "int64",
+              "collided": "bool"}
 
 
 def _empty_series(columns: Mapping[str, str]) -> pd.DataFrame:
@@ -360,6 +378,33 @@ def _frames_frame(cols: Mapping[str, tuple[str, bytes]], flow_names: list[str]) 
         "done_ns": done,
         "delay_ms": (done - capture).astype(np.float64) / 1e6,
         "dropped": _column(cols, "dropped").astype(bool),
+    })
+
+
+def _tx_frame(cols: Mapping[str, tuple[str, bytes]], links: Sequence[Sequence[str]]) -> pd.DataFrame:
+    import numpy as np
+    import pandas as pd
+
+    link = _column(cols, "link").astype(np.int64)
+    names = pd.Index([f"{a}->{b}" for a, b in links]) if links else pd.Index([], dtype=object)
+
+    def end(i: int) -> pd.Categorical:
+        values = pd.Index(list(dict.fromkeys(x[i] for x in links)), dtype=object)
+        codes = np.asarray([values.get_loc(x[i]) for x in links], dtype=np.int64)
+        return pd.Categorical.from_codes(codes[link] if len(link) else link, categories=values)
+
+    return pd.DataFrame({
+        "t_ns": _column(cols, "t_ns").astype(np.int64),
+        "link": pd.Categorical.from_codes(link, categories=names),
+        "src": end(0),
+        "dst": end(1),
+        "mcs": _column(cols, "mcs").astype(np.int64),
+        "nss": _column(cols, "nss").astype(np.int64),
+        "rate_mbps": _column(cols, "rate_mbps").astype(np.float64),
+        "snr_db": _column(cols, "snr_db").astype(np.float64),
+        "mpdus": _column(cols, "mpdus").astype(np.int64),
+        "received": _column(cols, "received").astype(np.int64),
+        "collided": _column(cols, "collided").astype(bool),
     })
 
 

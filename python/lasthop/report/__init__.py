@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from lasthop.errors import LasthopError
-from lasthop.report.data import Run, RunDirError, RunSeries, analyse, deadlines_ms, frame_delays, open_run
+from lasthop.report.data import Run, RunDirError, RunSeries, analyse, deadlines_ms, frame_delays, open_run, radio
 
 __all__ = ["build_report", "open_runs", "default_out", "RunDirError", "REPORT_FILE"]
 
@@ -131,6 +131,10 @@ def build_report(paths: Sequence[str | os.PathLike[str]], out: str | os.PathLike
         for r in runs:
             deadlines.update(deadlines_ms(r))
         images["frame_latency_ccdf.png"] = figures.png(figures.frame_latency_ccdf(runs, delays, video, deadlines))
+    radios = [radio(r, video) for r in runs]
+    stations = sorted({st for x in radios if x is not None for st in x.snr_db})
+    if stations:
+        images["radio.png"] = figures.png(figures.radio(runs, radios, video, stations))
     ts_files = []
     stems: set[str] = set()
     for r, s in zip(runs, series):

@@ -142,6 +142,55 @@ def frame_delays(run: Run) -> dict[str, Floats]:
     return out
 
 
+@dataclass
+class RadioSeries:
+    """What the air did over time in one run, per time bin: each video flow's sending rate, and for each
+    station the SNR and MCS of the AP's transmissions to it (NaN where it sent none)."""
+
+    t_s: Floats
+    bin_s: float
+    sent_mbps: dict[str, Floats]
+    """Per video flow: the bytes its packets carried in the flow's direction (media, FEC, retransmissions),
+    by send time."""
+    snr_db: dict[str, Floats]
+    """Per station: the mean SNR the AP's PSDUs to it were received at (collisions left out)."""
+    mcs: dict[str, Floats]
+    """Per station: the median MCS of the AP's PSDUs to it (BlockAckReqs left out)."""
+
+
+def radio(run: Run, video: list[str]) -> RadioSeries | None:
+    """The run's :class:`RadioSeries` (``None`` without a Wi-Fi medium), in the packet series' bins."""
+    res = RunResult.load(run.path)
+    tx = res.tx
+    if tx.empty:
+        return None
+    scenario = run.summary.get("scenario") or {}
+    end_ns = float(run.summary.get("sim_end_ns") or float(scenario.get("duration_s") or 1.0) * 1e9)
+    bin_s = _bin_size(end_ns)
+    nbins = max(1, math.ceil(end_ns / 1e9 / bin_s))
+    aps = {str(a.get("name")) for a in scenario.get("aps", []) if isinstance(a, dict)}
+    data = tx[tx["src"].astype(str).isin(aps) & (tx["mpdus"] > 0)]
+    snr, mcs = {}, {}
+    for station, d in data.groupby("dst", observed=True, sort=True):
+        bins = _bins(d["t_ns"].to_numpy(dtype=np.float64), bin_s, nbins)
+        ok = np.isfinite(d["snr_db"].to_numpy(dtype=np.float64)) & (bins >= 0)
+        total = np.bincount(bins[ok], weights=d["snr_db"].to_numpy(dtype=np.float64)[ok], minlength=nbins)[:nbins]
+        count = np.bincount(bins[ok], minlength=nbins)[:nbins]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            snr[str(station)] = np.where(count > 0, total / np.maximum(count, 1), np.nan)
+        mcs[str(station)] = binned_percentiles(bins, d["mcs"].to_numpy(dtype=np.float64), nbins, (50.0,))[0]
+    sent = {}
+    if video:
+        p = res.packets
+        for flow in video:
+            f = p[(p["flow"] == flow) & ~p["reverse"].astype(bool)]
+            bins = _bins(f["t_sent_ns"].to_numpy(dtype=np.float64, na_value=np.nan), bin_s, nbins)
+            ok = bins >= 0
+            sent[flow] = np.bincount(bins[ok], weights=f["size_bytes"].to_numpy(dtype=np.float64)[ok],
+                                     minlength=nbins)[:nbins] * 8 / bin_s / 1e6
+    return RadioSeries(t_s=np.arange(nbins, dtype=np.float64) * bin_s, bin_s=bin_s, sent_mbps=sent, snr_db=snr, mcs=mcs)
+
+
 def deadlines_ms(run: Run) -> dict[str, float]:
     """Each flow's frame deadline (``deadline_ms``), where the scenario gives one."""
     out = {}

@@ -13,9 +13,9 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
-from lasthop.report.data import LAYERS, Floats, FlowSeries, Run, RunSeries
+from lasthop.report.data import LAYERS, Floats, FlowSeries, RadioSeries, Run, RunSeries
 
-__all__ = ["latency_ccdf", "frame_latency_ccdf", "timeseries", "breakdown", "png"]
+__all__ = ["latency_ccdf", "frame_latency_ccdf", "radio", "timeseries", "breakdown", "png"]
 
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
            "#17becf")
@@ -126,6 +126,32 @@ def frame_latency_ccdf(runs: Sequence[Run], delays: Sequence[dict[str, Floats]],
         ax.legend(fontsize=8, loc="upper right")
     for ax in axes[len(flows):]:
         ax.set_visible(False)
+    return fig
+
+
+def radio(runs: Sequence[Run], radios: Sequence[RadioSeries | None], video: Sequence[str],
+          stations: Sequence[str]) -> Figure:
+    """Panels sharing the time axis, one line per run in its colour everywhere: each video flow's sending
+    rate, then for each station the SNR and the MCS of the AP's transmissions to it."""
+    rows = [("rate", f) for f in video] + [(k, st) for st in stations for k in ("snr", "mcs")]
+    fig = Figure(figsize=(11, 1.9 * len(rows) + 0.6), layout="constrained")
+    axes = fig.subplots(len(rows), 1, squeeze=False, sharex=True).ravel()
+    for ax, (kind, name) in zip(axes, rows):
+        for i, (run, r) in enumerate(zip(runs, radios)):
+            if r is None:
+                continue
+            y = {"rate": r.sent_mbps, "snr": r.snr_db, "mcs": r.mcs}[kind].get(name)
+            if y is None:
+                continue
+            color, dash = _style(i)
+            ax.step(r.t_s, y, where="post", color=color, linestyle=dash, linewidth=1.2, label=run.label)
+        ax.set_ylabel({"rate": f"{name}\nsent (Mbit/s)", "snr": f"{name}\nSNR (dB)", "mcs": f"{name}\nMCS"}[kind],
+                      fontsize=9)
+        ax.grid(True, alpha=0.3)
+        if kind != "snr":
+            ax.set_ylim(bottom=0)
+    axes[0].legend(fontsize=8, loc="upper right", ncols=min(3, max(1, len(runs))))
+    axes[-1].set_xlabel("time (s)")
     return fig
 
 

@@ -201,6 +201,13 @@ def page(title: str, runs: Sequence[Run], series: Sequence[RunSeries], flows: Se
                      "<figcaption>Per video flow, one line per run: the fraction of frames (captured after the warm-up) "
                      "shown at least x ms after capture, on a log axis; the dashed line is the flow's deadline, and "
                      "frames never shown keep the line above zero at its right end.</figcaption></figure>")
+    if "radio.png" in images:
+        parts.append("<h2>Call rate, SNR and MCS over time</h2>")
+        parts.append(f"<figure>{_img('radio.png', images['radio.png'], 'sending rate per video flow, SNR and MCS per station')}"
+                     "<figcaption>One line per run, in its colour of every figure. Per video flow: the rate its packets "
+                     "were sent at (media, FEC and retransmissions). Per station: the mean SNR at which the AP's "
+                     "transmissions to it were received, and their median MCS (rate control at work); from "
+                     "<code>tx.parquet</code>.</figcaption></figure>")
     parts.append("<h2>Time series</h2>")
     for run, s, name in zip(runs, series, timeseries_files):
         if name in images:

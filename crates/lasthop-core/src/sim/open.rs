@@ -37,6 +37,9 @@ pub struct RunOutput {
     pub rtt: crate::stats::RttSeries,
     /// Every video frame decoded or given up.
     pub frames: crate::stats::FrameSeries,
+    /// Every PSDU transmission on the Wi-Fi medium (empty without one), and each of its links' ends.
+    pub tx: crate::mac::medium::TxLog,
+    pub tx_links: Vec<(String, String)>,
 }
 
 /// Where an injected packet enters the model: one end of an `external` flow (`reverse`: at its `to`

@@ -8,7 +8,13 @@ impl World {
         self.video_reports();
         let (rtt, frames) = self.series();
         let flows = self.trackers.iter_mut().map(|t| t.summarize()).collect();
+        let (tx, tx_links) = match self.medium.as_mut() {
+            Some(m) => (std::mem::take(&mut m.tx_log), m.link_names()),
+            None => Default::default(),
+        };
         RunOutput {
+            tx,
+            tx_links,
             flows,
             components: self.components(),
             events: self.q.events_processed(),

@@ -207,6 +207,8 @@ pub struct LinkSpec {
 
 /// The shared medium of one collision domain.
 pub struct Medium {
+    /// Every PSDU transmission on the air, for time series of rates and SNR.
+    pub tx_log: TxLog,
     bss: Vec<BssParams>,
     nodes: Vec<Node>,
     names: Vec<String>,
@@ -227,6 +229,37 @@ pub struct Medium {
     /// Some node's path shares its hardware over the ACs (see the module docs).
     any_shared_hw: bool,
     any_timed_path: bool,
+}
+
+/// One row per PSDU transmission (an attempt, a BlockAckReq included), in time order: when it started,
+/// on which link, at which rate, the SNR its reception was drawn at (NaN for a collision, where none
+/// was drawn), its MPDUs and how many of them were received.
+#[derive(Clone, Debug, Default)]
+pub struct TxLog {
+    pub t_ns: Vec<u64>,
+    pub link: Vec<u32>,
+    pub mcs: Vec<u8>,
+    pub nss: Vec<u8>,
+    pub rate_mbps: Vec<f32>,
+    pub snr_db: Vec<f32>,
+    pub mpdus: Vec<u16>,
+    pub received: Vec<u16>,
+    pub collided: Vec<bool>,
+}
+
+impl TxLog {
+    #[allow(clippy::too_many_arguments)]
+    fn push(&mut self, t: SimTime, link: u32, txv: &TxVector, snr_db: f64, mpdus: usize, received: usize, collided: bool) {
+        self.t_ns.push(t.as_ns());
+        self.link.push(link);
+        self.mcs.push(txv.mcs);
+        self.nss.push(txv.nss);
+        self.rate_mbps.push((txv.data_rate().bps() as f64 / 1e6) as f32);
+        self.snr_db.push(snr_db as f32);
+        self.mpdus.push(mpdus.min(u16::MAX as usize) as u16);
+        self.received.push(received.min(u16::MAX as usize) as u16);
+        self.collided.push(collided);
+    }
 }
 
 impl Medium {
@@ -496,8 +529,9 @@ impl Medium {
         self.in_flight.clear();
     }
 
-    /// Draws which MPDUs of node `ni`'s PPDU were received; returns (any received, preamble detected).
-    fn draw_reception(&mut self, ni: u32) -> (bool, bool) {
+    /// Draws which MPDUs of node `ni`'s PPDU were received; returns (any received, preamble detected,
+    /// the SNR drawn).
+    fn draw_reception(&mut self, ni: u32) -> (bool, bool, f64) {
         let n = &mut self.nodes[ni as usize];
         let ex = n.exchange.as_mut().expect("transmitting node has an exchange");
         let hw = n.hw[ex.ac].as_ref().expect("exchange PSDU");
@@ -520,7 +554,7 @@ impl Medium {
                 any |= ok;
             }
         }
-        (any, detected)
+        (any, detected, snr)
     }
 
     /// Duration of the ACK (or BlockAck, for an A-MPDU) answering `psdu` sent at `txv` by node `n`.
@@ -541,13 +575,14 @@ impl Medium {
     }
 
     fn finish_single<S: Scheduler>(&mut self, now: SimTime, ni: u32, sched: &mut S, out: &mut Outputs<'_>) {
-        let (any, detected) = self.draw_reception(ni);
+        let (any, detected, snr) = self.draw_reception(ni);
         let resp = self.response_duration(ni);
         let n = &mut self.nodes[ni as usize];
         let ex = n.exchange.as_mut().expect("exchange");
         let hw = n.hw[ex.ac].as_ref().expect("exchange PSDU");
         let ok = ex.received.iter().filter(|&&r| r).count() as u32;
         let (li, txv, bar) = (hw.psdu.link as usize, ex.txv, hw.psdu.bar);
+        self.tx_log.push(ex.start, li as u32, &txv, snr, hw.psdu.mpdus.len(), ok as usize, false);
         let node = n.node;
         if any {
             ex.success = true;
@@ -607,6 +642,7 @@ impl Medium {
             let ex = n.exchange.as_ref().expect("exchange");
             let hw = n.hw[ex.ac].as_ref().expect("exchange PSDU");
             let (node, own_end, li, bar) = (n.node, ex.end, hw.psdu.link, hw.psdu.bar);
+            self.tx_log.push(ex.start, li, &ex.txv, f64::NAN, hw.psdu.mpdus.len(), 0, true);
             self.record(MediumTrace::PpduEnd { t: own_end, node, ok: 0, collided: true });
             if !bar {
                 self.links[li as usize].stats.ppdus_failed += 1;

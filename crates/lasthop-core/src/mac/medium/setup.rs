@@ -27,6 +27,7 @@ impl Medium {
             ls.push(Link::new(tx, rx, l, bitmap, err_rng));
         }
         Medium {
+            tx_log: TxLog::default(),
             bss,
             names,
             links: ls,
@@ -94,6 +95,11 @@ impl Medium {
             })
             .collect();
         serde_json::json!({"nodes": nodes, "links": links})
+    }
+
+    /// Each link's transmitting and receiving node names, in link order (the `link` of [`TxLog`]).
+    pub fn link_names(&self) -> Vec<(String, String)> {
+        self.links.iter().map(|l| (self.names[l.tx as usize].clone(), self.names[l.rx as usize].clone())).collect()
     }
 
     /// Airtime per link, ns (for fairness metrics).
