@@ -25,7 +25,7 @@ def test_run_json_is_exactly_the_summary(small: Path) -> None:
     assert (small.parent / "runs" / "small" / "summary.json").read_text(encoding="utf-8") == r.stdout
 
 
-FILES = ["flows.parquet", "frames.parquet", "packets.parquet", "rtt.parquet", "summary.json"]
+FILES = ["flows.parquet", "frames.parquet", "packets.parquet", "rtt.parquet", "summary.json", "tx.parquet"]
 
 
 def test_run_directory_has_its_files_and_no_temp_files(small: Path) -> None:

@@ -65,7 +65,7 @@ def check_report(html_path: Path, runs: list[str], flows: list[str]) -> None:
     assert "<script" not in html and "http://" not in html and "https://" not in html  # offline
     imgs = re.findall(r'<img src="data:image/png;base64,([^"]+)" alt="[^"]*" data-file="([^"]+)">', html)
     names = [name for _, name in imgs]
-    assert names == ["latency_ccdf.png", *[f"timeseries_{r}.png" for r in runs], "breakdown.png"]
+    assert names == ["latency_ccdf.png", "radio.png", *[f"timeseries_{r}.png" for r in runs], "breakdown.png"]
     for b64, name in imgs:
         data = (html_path.parent / name).read_bytes()
         assert is_png(data), name
@@ -79,7 +79,8 @@ def test_compare_runs_every_variant_and_writes_one_report(cq: Path) -> None:
     assert r.returncode == 0, r.stderr
     root = cq.parent / "runs" / "cq"
     for v in VARIANTS:
-        assert sorted(p.name for p in (root / v).iterdir()) == ["flows.parquet", "frames.parquet", "packets.parquet", "rtt.parquet", "summary.json"]
+        assert sorted(p.name for p in (root / v).iterdir()) == ["flows.parquet", "frames.parquet", "packets.parquet", "rtt.parquet", "summary.json",
+                                                               "tx.parquet"]
         assert json.loads((root / v / "summary.json").read_text())["variant"]["name"] == v
     assert r.stdout.splitlines()[-1] == "report: runs/cq/report/report.html"
     check_report(root / "report" / "report.html", VARIANTS, FLOWS)
