@@ -194,16 +194,21 @@ def test_no_run_directories_is_a_usage_error(tmp_path: Path) -> None:
     assert r.returncode == 2 and "Missing argument 'RUN_DIRS...'" in r.stderr
 
 
-def test_a_video_call_gets_its_frame_latency_panel_with_the_deadline(tmp_path: Path) -> None:
-    """A run with an RTC flow gets the frame-latency CCDF (capture to decode, deadline drawn), built from
-    frames.parquet: the line's last point is the worst frame shown after the warm-up."""
+def _reported_home_call(tmp_path: Path, duration_s: float) -> tuple[lasthop.RunResult, str]:
+    """home_rtc.toml shortened to `duration_s`, seed 1, saved to tmp_path/call; its result and report page."""
     sc = lasthop.Scenario.load(Path(__file__).resolve().parent.parent / "examples" / "home_rtc.toml").to_dict()
-    sc["duration_s"] = 8.0
+    sc["duration_s"] = duration_s
     res = lasthop.run(sc, seed=1)
     res.save(tmp_path / "call")
     r = lasthop_cli("report", "call", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    html = (tmp_path / "call" / "report" / "report.html").read_text(encoding="utf-8")
+    return res, (tmp_path / "call" / "report" / "report.html").read_text(encoding="utf-8")
+
+
+def test_a_video_call_gets_its_frame_latency_panel_with_the_deadline(tmp_path: Path) -> None:
+    """A run with an RTC flow gets the frame-latency CCDF (capture to decode, deadline drawn), built from
+    frames.parquet: the line's last point is the worst frame shown after the warm-up."""
+    res, html = _reported_home_call(tmp_path, 8.0)
     assert "frame_latency_ccdf.png" in images(html) and "<h2>Frame latency</h2>" in html
     from lasthop.report.data import deadlines_ms, frame_delays
 
@@ -220,13 +225,7 @@ def test_a_wifi_call_gets_its_rate_snr_and_mcs_over_time(tmp_path: Path) -> None
     """The radio panel's series come from tx.parquet and packets.parquet: per station the mean SNR and
     median MCS of the AP's PSDUs to it in each bin, per video flow the bytes it sent; the laptop's walk
     to 12 dB in home_rtc shows as a dip of both."""
-    sc = lasthop.Scenario.load(Path(__file__).resolve().parent.parent / "examples" / "home_rtc.toml").to_dict()
-    sc["duration_s"] = 20.0
-    res = lasthop.run(sc, seed=1)
-    res.save(tmp_path / "call")
-    r = lasthop_cli("report", "call", cwd=tmp_path)
-    assert r.returncode == 0, r.stderr
-    html = (tmp_path / "call" / "report" / "report.html").read_text(encoding="utf-8")
+    res, html = _reported_home_call(tmp_path, 20.0)
     assert "radio.png" in images(html) and "<h2>Call rate, SNR and MCS over time</h2>" in html
     from lasthop.report.data import radio
 
