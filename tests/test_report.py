@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from support import lasthop_cli, small_scenario
+from support import lasthop_cli, small_scenario, write_scenario
 from test_compare import is_png, wifi_variants
 
 import lasthop
@@ -249,3 +249,46 @@ def test_a_wired_run_has_no_radio_panel(tmp_path: Path) -> None:
     res.save(tmp_path / "wired")
     assert lasthop_cli("report", "wired", cwd=tmp_path).returncode == 0
     assert "radio.png" not in images((tmp_path / "wired" / "report" / "report.html").read_text(encoding="utf-8"))
+
+
+def test_what_actually_ran_per_variant(tmp_path: Path) -> None:
+    """Issue 18: the run, its table and the report say what ran, per node, as built. In the home call
+    Law takes over the AP's transmit path and downlink rates (the stations keep the Minstrel-HT they
+    inherit from the linux profile's default); stock Linux runs Minstrel-HT on the linux path. Two seeds
+    of a variant built the same thing and share their rows in a report of both."""
+    import tomllib
+
+    sc = tomllib.loads((Path(__file__).resolve().parent.parent / "examples" / "home_rtc.toml").read_text(encoding="utf-8"))
+    sc["duration_s"], sc["warmup_s"] = 2.0, 0.5
+    write_scenario(tmp_path / "home.toml", sc)
+    r = lasthop_cli("compare", "home.toml", "--variant", "linux_fq_codel", "--variant", "law_zhuge", "--seeds", "2",
+                    "--out", "cmp", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    law = lasthop.RunResult.load(tmp_path / "cmp" / "law_zhuge" / "seed1")
+    setup = law.setup.set_index("link")
+    assert list(setup.index) == ["ap->laptop", "ap->tv", "laptop->ap", "tv->ap"]
+    assert list(setup["path"]) == ["law", "law", "fifo", "fifo"]
+    assert list(setup["rate_control"]) == ["law", "law", "minstrel_ht", "minstrel_ht"]
+    assert set(setup.loc[["ap->laptop", "ap->tv"], "mechanisms"]) == {"law, zhuge"}
+    assert setup.loc["ap->tv", "mechanism_roles"] == ("law: set the transmit path, choose the downlink rates; "
+                                                      "zhuge: act on the flows' feedback")
+    linux = lasthop.RunResult.load(tmp_path / "cmp" / "linux_fq_codel" / "seed1").setup
+    assert list(linux["path"]) == ["linux", "linux", "fifo", "fifo"] and set(linux["rate_control"]) == {"minstrel_ht"}
+    assert set(linux["mechanisms"]) == {""}
+    html = (tmp_path / "cmp" / "report" / "report.html").read_text(encoding="utf-8")
+    assert "<h2>What actually ran</h2>" in html
+    def setup_table(html: str) -> str:
+        return html.split('<table class="setup">')[1].split("</table>")[0]
+
+    table = setup_table(html)  # the comparison's report shows each variant's first seed
+    assert table.count("<b>law</b> (joint rate + retry control") == 2 and table.count("<b>minstrel_ht</b> (modern") == 6
+    assert ">law_zhuge<" in table and ">linux_fq_codel<" in table
+    both = lasthop_cli("report", "cmp/law_zhuge/seed1", "cmp/law_zhuge/seed2", "--out", "two", cwd=tmp_path)
+    assert both.returncode == 0, both.stderr
+    table = setup_table((tmp_path / "two" / "report.html").read_text(encoding="utf-8"))
+    assert table.count("(and 1 more)") == 1 and table.count("<b>law</b> (joint") == 2  # two seeds, one set of rows
+    one = lasthop_cli("run", "home.toml", "--variant", "law_zhuge", "--out", "one", cwd=tmp_path)
+    assert one.returncode == 0, one.stderr
+    ran = one.stdout.split("what ran")[1].splitlines()
+    assert [line.split()[:4] for line in ran if line.startswith(" ap ") or line.startswith(" laptop ")] == [
+        ["ap", "law", "ap->laptop", "law"], ["ap", "law", "ap->tv", "law"], ["laptop", "fifo", "laptop->ap", "minstrel_ht"]]

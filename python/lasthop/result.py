@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
     from lasthop.scenario import Scenario
 
-__all__ = ["RunResult", "SUMMARY_FORMAT", "NOT_REACHED", "dumps_summary", "read_table"]
+__all__ = ["RunResult", "SUMMARY_FORMAT", "NOT_REACHED", "dumps_summary", "read_table", "setup_rows"]
 
 SUMMARY_FORMAT = "lasthop-run/1"
 """Version tag of the run directory layout, stored in ``summary.json`` as ``format``."""
@@ -119,6 +119,14 @@ class RunResult:
             out["wifi_links"] = pd.json_normalize(wifi.get("links") or [])
             out["wifi_nodes"] = pd.json_normalize(wifi.get("nodes") or [], max_level=2)
         return out
+
+    @property
+    def setup(self) -> pd.DataFrame:
+        """What actually ran, one row per node and link it sends on (:func:`setup_rows`): the transmit
+        path, queues, rate control and streams as built, and the mechanisms installed."""
+        import pandas as pd
+
+        return pd.DataFrame(setup_rows(self.summary), columns=list(SETUP_COLUMNS))
 
     @property
     def seed(self) -> int:
@@ -210,6 +218,28 @@ class RunResult:
         return cls(summary, flows, lambda: pd.read_parquet(d / PACKETS_FILE),
                    rtt=optional(RTT_FILE, RTT_COLUMNS), frames=optional(FRAMES_FILE, FRAME_COLUMNS),
                    tx=optional(TX_FILE, TX_COLUMNS))
+
+
+SETUP_COLUMNS = ("node", "role", "path", "queues", "link", "rate_control", "rate_control_detail", "streams", "mechanisms",
+                 "mechanism_roles")
+"""The columns of :func:`setup_rows`."""
+
+
+def setup_rows(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """What actually ran (``components.setup`` of ``summary``, built by the core from the objects it
+    ran, not from the scenario): one row per node and link it sends on (one row without a link for a
+    wired AP that runs mechanisms). ``mechanisms`` names the node's mechanisms in install order
+    (``law, zhuge``), ``mechanism_roles`` adds what each took over (``law: set the transmit path, choose
+    the downlink rates; zhuge: …``). Empty for runs saved before it existed."""
+    rows: list[dict[str, Any]] = []
+    for n in (summary.get("components") or {}).get("setup") or []:
+        ms = n.get("mechanisms", [])
+        names, roles = ", ".join(m["name"] for m in ms), "; ".join(f"{m['name']}: {', '.join(m['roles'])}" if m["roles"] else m["name"] for m in ms)
+        node = {"node": n["node"], "role": "AP" if n["is_ap"] else "station", "path": n["path"], "queues": n["queues"]}
+        links = n["links"] or [{"link": None, "rate_control": None, "detail": None, "max_nss": None}]
+        rows += [{**node, "link": li["link"], "rate_control": li["rate_control"], "rate_control_detail": li["detail"],
+                  "streams": li["max_nss"], "mechanisms": names, "mechanism_roles": roles} for li in links]
+    return rows
 
 
 def _read_summary(d: Path, shown: str) -> dict[str, Any]:

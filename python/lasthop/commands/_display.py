@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from lasthop.result import RunResult
+from lasthop.result import RunResult, setup_rows
 
 
 def _ms(v: Any) -> str:
@@ -51,6 +51,22 @@ def rows_table(title: str, rows: list[dict[str, Any]], digits: int = 3) -> Table
     return t
 
 
+def setup_table(summary: dict[str, Any]) -> Table | None:
+    """What actually ran, per node and link: transmit path, rate control, streams, mechanisms (their
+    settings, the queues and the mechanisms' roles are in ``summary.json`` and the report); None for
+    runs without ``components.setup``."""
+    rows = setup_rows(summary)
+    if not rows:
+        return None
+    t = Table(title="what ran", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    for col in ("node", "path", "link", "rate control", "streams", "mechanisms"):
+        t.add_column(col, overflow="fold", justify="right" if col == "streams" else "left")
+    for r in rows:
+        t.add_row(Text(r["node"]), Text(r["path"]), Text(r["link"] or "–"), Text(r["rate_control"] or "–"),
+                  "–" if r["streams"] is None else str(r["streams"]), Text(r["mechanisms"] or "–"))
+    return t
+
+
 def console() -> Console:
     """stdout, 160 columns wide when it is not a terminal (pipes, CI logs)."""
     return Console(width=None if sys.stdout.isatty() else 160, highlight=False)
@@ -60,6 +76,9 @@ def print_run(result: RunResult, out: Path) -> None:
     """The flows table, one line of totals, and the run directory."""
     con = Console(width=None if sys.stdout.isatty() else 100, highlight=False)
     con.print(flows_table(result))
+    ran = setup_table(result.summary)
+    if ran is not None:
+        con.print(ran)
     s, agg = result.summary, result.summary["metrics"]["aggregate"]
     con.print(Text(f"{agg['delivered_packets']:,} of {agg['sent_packets']:,} packets delivered, "
                      f"{100 * agg['loss_rate']:.2f} % lost · {s['events']:,} events"))

@@ -9,6 +9,7 @@ from html import escape
 from typing import Any
 
 from lasthop.report.data import LAYERS, Run, RunSeries
+from lasthop.result import setup_rows
 
 __all__ = ["page", "metric_columns", "TEXT_COLUMNS"]
 
@@ -107,6 +108,33 @@ def _runs_table(runs: Sequence[Run]) -> str:
     return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
 
 
+def setup_table(runs: Sequence[Run]) -> str:
+    """What actually ran, per variant (runs that built the same thing share rows, e.g. a variant's
+    seeds): per node its transmit path, queues and mechanisms, per link the rate control and streams."""
+    groups: dict[str, tuple[list[str], list[dict[str, Any]]]] = {}
+    for r in runs:
+        rows = setup_rows(r.summary)
+        if rows:
+            key = repr((r.variant, rows))
+            groups.setdefault(key, ([], rows))[0].append(r.label)
+    if not groups:
+        return '<p class="meta">These runs predate the record of what ran (<code>components.setup</code>).</p>'
+    body = []
+    for labels, rows in groups.values():
+        shown = labels[0] if len(labels) == 1 else f"{labels[0]} (and {len(labels) - 1} more)"
+        first_of_node = {id(next(x for x in rows if x["node"] == row["node"])) for row in rows}
+        for i, row in enumerate(rows):
+            node_cells = ([f'<td class="t"><b>{escape(row["node"])}</b> ({escape(row["role"])})</td>', f'<td class="t">{escape(row["path"])}</td>',
+                           f'<td class="t">{escape(row["queues"])}</td>', f'<td class="t">{escape(row["mechanism_roles"] or "–")}</td>']
+                          if id(row) in first_of_node else ['<td class="t"></td>'] * 4)
+            rc = f"<b>{escape(row['rate_control'])}</b> ({escape(row['rate_control_detail'])})" if row["rate_control"] else "–"
+            body.append("<tr>" + "".join([f'<td class="t">{escape(shown) if i == 0 else ""}</td>', *node_cells,
+                                          f'<td class="t">{escape(row["link"] or "–")}</td>', f'<td class="t">{rc}</td>',
+                                          f"<td>{'–' if row['streams'] is None else row['streams']}</td>"]) + "</tr>")
+    head = "".join(f'<th class="t">{h}</th>' for h in ("run", "node", "path", "queues", "mechanisms", "link", "rate control")) + "<th>streams</th>"
+    return f'<div class="scroll"><table class="setup"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
+
+
 def comparison_table(runs: Sequence[Run]) -> str:
     """One row per (run, flow): kind, route and every numeric flow metric."""
     import pandas as pd
@@ -183,6 +211,11 @@ def page(title: str, runs: Sequence[Run], series: Sequence[RunSeries], flows: Se
              "for ping flows, counted after the warm-up, like the flows table.</p>",
              verdict_section(verdict) if verdict else "",
              "<h2>Runs</h2>", _runs_table(runs),
+             "<h2>What actually ran</h2>",
+             '<p class="meta">As built, whatever the scenario asked: each node\'s transmit path, queues and '
+             "mechanisms (with what they took over), and each link's rate control and the spatial streams it may "
+             "use, from <code>components.setup</code> in <code>summary.json</code>.</p>",
+             setup_table(runs),
              "<h2>Flows</h2>",
              '<p class="meta">One row per run and flow: every numeric column of <code>flows.parquet</code> '
              "(loss_rate is a fraction; latencies in ms; throughput in Mbit/s).</p>",

@@ -238,6 +238,16 @@ pub fn default_paths(c: &WifiConfig) -> (TxPathConfig, TxPathConfig) {
     (ap, c.sta_path.clone().unwrap_or(TxPathConfig::Fifo { qdisc: None }))
 }
 
+/// The rate control the AP's downlink and the stations' uplink use when they do not set their own:
+/// the scenario's `rate_control`, else the profile's: Minstrel-HT (modern) in `linux`, as mac80211 runs
+/// it on every AP; fixed MCS 7 in `ns3`, as the anchors' ConstantRateWifiManager.
+pub fn default_rate_control(c: &WifiConfig) -> RateControlConfig {
+    c.rate_control.clone().unwrap_or_else(|| match c.profile {
+        WifiProfile::Linux => RateControlConfig::MinstrelHt(crate::ratectl::MinstrelHtParams::default()),
+        WifiProfile::Ns3 => RateControlConfig::default(),
+    })
+}
+
 /// The rates a link of this BSS may use, for adaptive rate control.
 pub fn link_rates(c: &WifiConfig) -> crate::ratectl::LinkRates {
     crate::ratectl::LinkRates::new(c.standard, c.width_mhz, &[c.gi_ns], c.max_nss.max(1), c.band)

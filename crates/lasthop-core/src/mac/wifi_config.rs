@@ -219,9 +219,11 @@ pub struct WifiConfig {
     /// BSS basic rate set (Mb/s) for control responses; default [6, 12, 24].
     #[serde(default = "default_basic_rates")]
     pub basic_rates_mbps: Vec<u32>,
-    /// Downlink rate control at the AP.
+    /// Downlink rate control at the AP, and the stations' uplink rate control unless they set their own;
+    /// default Minstrel-HT in the `linux` profile (as mac80211), fixed MCS 7 in `ns3` (the anchors'
+    /// ConstantRateWifiManager). Under Law, unset means Law's own joint rate and retry control.
     #[serde(default)]
-    pub rate_control: RateControlConfig,
+    pub rate_control: Option<RateControlConfig>,
     /// Per-AC MAC queue capacity in packets, at every node of the BSS; default 1000.
     #[serde(default = "default_mac_queue")]
     pub queue_packets: u32,

@@ -144,6 +144,13 @@ impl Role {
     }
 }
 
+/// A mechanism installed on a node and the roles it claimed (as [`Role::what`] words).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct MechanismInfo {
+    pub name: String,
+    pub roles: Vec<&'static str>,
+}
+
 /// Why a mechanism could not be installed.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum InstallError {
@@ -191,6 +198,21 @@ impl NodeBuilder {
         }
         self.claims.push((role, by.to_string()));
         Ok(())
+    }
+
+    /// The mechanisms installed on the node, in install order, with what each took over (the run's
+    /// "what actually ran").
+    pub fn installed(&self) -> Vec<MechanismInfo> {
+        let mut out: Vec<MechanismInfo> = Vec::new();
+        let owners = self.claims.iter().map(|(r, by)| (Some(*r), by)).chain(self.hooks.iter().map(|(by, _)| (None, by)));
+        for (role, by) in owners {
+            let i = out.iter().position(|m| m.name == *by).unwrap_or_else(|| {
+                out.push(MechanismInfo { name: by.clone(), roles: Vec::new() });
+                out.len() - 1
+            });
+            out[i].roles.extend(role.map(Role::what));
+        }
+        out
     }
 
     /// Whether a mechanism holds `role`.

@@ -194,6 +194,16 @@ impl AnyQueue {
         }
     }
 
+    /// The qdisc's Linux name.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            AnyQueue::Fifo(_) => "pfifo",
+            AnyQueue::Codel(_) => "codel",
+            AnyQueue::FqCodel(_) => "fq_codel",
+            AnyQueue::Pie(_) => "pie",
+        }
+    }
+
     pub fn stats(&self) -> QueueStats {
         match self {
             AnyQueue::Fifo(q) => q.stats,

@@ -11,7 +11,7 @@
 //!   streams), as in the scenario's existing `fixed` rate table.
 //! * **No RTS/CTS** on any series (a fixed-rate user who wants protection configures it in the MAC).
 
-use super::{check, highest_family, rate_name, LinkRates, RateControl, RateControlError};
+use super::{check, highest_family, rate_name, LinkRates, RateControl, RateControlError, RateControlInfo};
 use super::{RateEntry, RateSet, TxReport, MAX_CHAIN};
 use crate::phy::{ChannelWidth, GuardInterval, PhyStandard, TxVector};
 use crate::time::SimTime;
@@ -192,5 +192,10 @@ impl RateControl for Fixed {
             })
             .collect();
         serde_json::json!({ "type": "fixed", "psdus": self.psdus, "rates": rates })
+    }
+
+    fn info(&self) -> RateControlInfo {
+        let chain: Vec<String> = self.set.iter().map(|e| format!("{} ×{}", rate_name(&e.txv), e.tries)).collect();
+        RateControlInfo::new("fixed", chain.join(", "), self.set.iter().map(|e| e.txv))
     }
 }

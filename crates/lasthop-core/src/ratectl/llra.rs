@@ -25,7 +25,7 @@
 //! A-MPDU cap, but the software-retry deadline still applies (with a_i(1) of Minstrel's first rate).
 
 use super::minstrel_ht::{MinstrelHt, MinstrelHtParams};
-use super::{check, LinkRates, QueueState, RateControl, RateControlError, RateEntry, RateSet, TxLimits, TxReport, MAX_CHAIN};
+use super::{check, LinkRates, QueueState, RateControl, RateControlError, RateControlInfo, RateEntry, RateSet, TxLimits, TxReport, MAX_CHAIN};
 use crate::phy::airtime::{ack_duration, block_ack_duration, ppdu_duration_with, AirtimeOptions, BlockAckBitmap};
 use crate::phy::ampdu_len::ampdu_psdu_len_uniform;
 use crate::phy::timing::PhyTimings;
@@ -217,6 +217,12 @@ impl RateControl for Llra {
             "overrides": self.overrides,
             "minstrel": self.mi.stats(),
         })
+    }
+
+    fn info(&self) -> RateControlInfo {
+        let mi = self.mi.info();
+        let detail = format!("delay budget {} ms at p{}, over minstrel_ht {}", self.p.delay_budget_ms, self.p.quantile * 100.0, mi.detail);
+        RateControlInfo { name: "llra".into(), detail, max_nss: mi.max_nss }
     }
 
     fn on_queue_state(&mut self, _now: SimTime, q: &QueueState) {

@@ -210,6 +210,10 @@ pub trait RateControl {
     /// Per-rate statistics, shaped like Minstrel's debugfs `rc_stats` table.
     fn stats(&self) -> serde_json::Value;
 
+    /// What this controller is: its name, settings and the streams it may use (the run's "what
+    /// actually ran", `summary.json` `setup`).
+    fn info(&self) -> RateControlInfo;
+
     /// The queues feeding this link, given by the driver before each [`RateControl::rate_set`]
     /// (hook; the default ignores it).
     fn on_queue_state(&mut self, _now: SimTime, _q: &QueueState) {}
@@ -217,6 +221,24 @@ pub trait RateControl {
     /// Limits on the PSDU being formed and on software retries (hook; the default imposes none).
     fn tx_limits(&self) -> TxLimits {
         TxLimits::default()
+    }
+}
+
+/// What a rate controller is, as built (not as configured): the run's "what actually ran".
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RateControlInfo {
+    /// `fixed`, `minstrel_ht`, `thompson`, `llra`, or the mechanism that chooses the rates (`law`).
+    pub name: String,
+    /// Its variant and main settings, in a few words.
+    pub detail: String,
+    /// The most spatial streams among the rates it may choose.
+    pub max_nss: u8,
+}
+
+impl RateControlInfo {
+    /// `name` choosing among `rates` (the streams come from them).
+    pub fn new(name: &str, detail: String, rates: impl IntoIterator<Item = TxVector>) -> Self {
+        RateControlInfo { name: name.into(), detail, max_nss: rates.into_iter().map(|t| t.nss).max().unwrap_or(1) }
     }
 }
 
@@ -396,6 +418,15 @@ impl RateControl for AnyRateControl {
             AnyRateControl::MinstrelHt(c) => c.stats(),
             AnyRateControl::Thompson(c) => c.stats(),
             AnyRateControl::Llra(c) => c.stats(),
+        }
+    }
+
+    fn info(&self) -> RateControlInfo {
+        match self {
+            AnyRateControl::Fixed(c) => c.info(),
+            AnyRateControl::MinstrelHt(c) => c.info(),
+            AnyRateControl::Thompson(c) => c.info(),
+            AnyRateControl::Llra(c) => c.info(),
         }
     }
 

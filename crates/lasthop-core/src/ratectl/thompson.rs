@@ -26,7 +26,7 @@
 //! * **Gamma variates** use Marsaglia–Tsang (as ns-3's `GammaRandomVariable`), drawing from the
 //!   controller's [`Rng`]; the streams differ from ns-3's, the distribution does not.
 
-use super::{check, highest_family, rate_name, LinkRates, RateControl, RateControlError};
+use super::{check, highest_family, rate_name, LinkRates, RateControl, RateControlError, RateControlInfo};
 use super::{RateEntry, RateSet, TxReport, MAX_CHAIN};
 use crate::phy::{PhyStandard, TxVector};
 use crate::rng::Rng;
@@ -264,6 +264,11 @@ impl RateControl for Thompson {
             "avg_ampdu_len": self.avg_ampdu_len,
             "rates": rates,
         })
+    }
+
+    fn info(&self) -> RateControlInfo {
+        let detail = format!("decay {} Hz, {}-rate chain ×{}", self.p.decay_hz, self.p.max_rates, self.p.tries);
+        RateControlInfo::new("thompson", detail, self.arms.iter().map(|a| a.txv))
     }
 }
 

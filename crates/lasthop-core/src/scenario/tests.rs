@@ -153,7 +153,7 @@ fn llra_rate_control_is_checked() {
     let wifi = |rc: &str| OK.replace("last_hop = { type = \"wired\", rate_mbps = 50, delay_ms = 1 }", &format!("last_hop = {{ type = \"wifi\", rate_control = {rc} }}"));
     let sc = Scenario::from_toml_str(&wifi("{ type = \"llra\", delay_budget_ms = 30, minstrel = { max_rates = 1, max_retry = 7 } }"), Path::new(".")).unwrap();
     let LastHop::Wifi(w) = &sc.aps[0].last_hop else { panic!() };
-    let RateControlConfig::Llra(p) = &w.rate_control else { panic!() };
+    let Some(RateControlConfig::Llra(p)) = &w.rate_control else { panic!() };
     assert_eq!((p.delay_budget_ms, p.quantile, p.minstrel.max_rates, p.minstrel.max_retry), (30.0, 0.99, 1, 7));
     let e = err(&wifi("{ type = \"llra\", quantile = 1.5 }"));
     assert_eq!(e.issues[0].loc.to_string(), "aps[0].last_hop.rate_control", "{e}");

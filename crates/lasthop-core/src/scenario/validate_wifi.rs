@@ -30,7 +30,7 @@ fn check_law(w: &WifiConfig, law: &crate::mech::law::LawParams, loc: &Loc, is: &
     if w.ap_path.is_some() {
         is.push(loc.key("ap_path"), format!("mechanism `{kind}` replaces the AP's transmit path; remove ap_path"), json!(null));
     }
-    if !matches!(w.rate_control, RateControlConfig::Fixed { .. }) {
+    if matches!(w.rate_control, Some(ref rc) if !matches!(rc, RateControlConfig::Fixed { .. })) {
         is.push(loc.key("rate_control"), format!("mechanism `{kind}` chooses the downlink rates itself; remove the adaptive rate_control"), json!(null));
     }
     let params = crate::mac::config::BssParams::from_config(w);
@@ -41,14 +41,16 @@ fn check_law(w: &WifiConfig, law: &crate::mech::law::LawParams, loc: &Loc, is: &
 
 /// A Wi-Fi last hop at `loc`, of an AP that runs Law with `law` (if it does).
 pub(crate) fn check_wifi(w: &WifiConfig, law: Option<&crate::mech::law::LawParams>, loc: &Loc, is: &mut Issues) {
-    if let Err(e) = fixed_txvector(w, &w.rate_control) {
+    let bss_rc = crate::mac::config::default_rate_control(w);
+    if let Err(e) = fixed_txvector(w, &bss_rc) {
         is.push(loc.key("rate_control"), e.to_string(), json!(null));
     }
     let (ap_path, _) = crate::mac::config::default_paths(w);
     match law {
         Some(law) => check_law(w, law, loc, is),
-        None => check_adaptive(w, &w.rate_control, &ap_path, &loc.key("rate_control"), is),
+        None => check_adaptive(w, &bss_rc, &ap_path, &loc.key("rate_control"), is),
     }
+
     for (key, path) in [("ap_path", &w.ap_path), ("sta_path", &w.sta_path)] {
         if let Some(TxPathConfig::Fifo { qdisc: Some(q) }) = path {
             super::validate::check_queue(q, &loc.key(key).key("qdisc"), is);

@@ -104,6 +104,7 @@ impl Built {
         let next = topology::next_hops(&topology::adjacency(sc));
         let route = (0..n).map(|a| (0..n).map(|d| next[a][d].and_then(|hop| net.pipe_between[a][hop as usize])).collect()).collect();
         let (sources, trackers): (Vec<FlowSource>, Vec<FlowTracker>) = super::build_flows::flows(sc, seed, |name| net.id(name));
+        let installed = net.aps.iter().chain(&net.stations).map(|b| (b.name.clone(), b.installed())).filter(|(_, m)| !m.is_empty()).collect();
         let mechs = net.mechs();
         let medium = (!net.wifi_nodes.is_empty()).then(|| Medium::new(net.wifi_bss, net.wifi_nodes, net.wifi_links, n, seed));
         Ok(World {
@@ -125,6 +126,7 @@ impl Built {
             egress: Vec::new(),
             commands: sc.commands.iter().map(|c| (super::command::resolve(sc, &c.target, &c.set).expect("validated"), c.set.clone())).collect(),
             tap: None,
+            installed,
         })
     }
 }
@@ -267,7 +269,8 @@ impl<'a> Net<'a> {
 
     fn wifi_station(&mut self, ai: usize, ap_w: usize, params: &BssParams, w: &WifiConfig, st: &Station, sid: NodeId) {
         let (seed, ap_id, ap) = (self.seed, topology::ap_node(self.sc, ai), &self.sc.aps[ai].name);
-        let ap_txv = fixed_txvector(w, &w.rate_control).expect("validated");
+        let bss_rc = crate::mac::config::default_rate_control(w);
+        let ap_txv = fixed_txvector(w, &bss_rc).expect("validated");
         let txv = |rc: &Option<crate::scenario::RateControlConfig>| rc.as_ref().map(|rc| fixed_txvector(w, rc).expect("validated")).unwrap_or(ap_txv);
         let (sta_txv, dl_txv) = (txv(&st.rate_control), txv(&st.downlink_rate_control));
         let channel = ChannelModel::from_config(&st.channel.clone().unwrap_or_default(), seed, &st.name);
@@ -280,7 +283,7 @@ impl<'a> Net<'a> {
         let dl_rc = match self.aps[ai].claimed(Role::RateControl) {
             true => None, // a mechanism chooses the downlink rates
             false => {
-                let cfg = st.downlink_rate_control.as_ref().unwrap_or(&w.rate_control);
+                let cfg = st.downlink_rate_control.as_ref().unwrap_or(&bss_rc);
                 crate::mac::config::adaptive_rate_control(w, cfg, Rng::derive(seed, &format!("wifi/{ap}->{}/ratectl", st.name))).expect("validated")
             }
         };
@@ -291,7 +294,7 @@ impl<'a> Net<'a> {
             ap_path.set_airtime_weight(local, wt as i64);
         }
         self.wifi_links.push(LinkSpec { tx: ap_id, rx: sid, txv: dl_txv, channel: channel.clone() });
-        let ul_rc_cfg = st.rate_control.as_ref().unwrap_or(&w.rate_control);
+        let ul_rc_cfg = st.rate_control.as_ref().unwrap_or(&bss_rc);
         let ul_rc = crate::mac::config::adaptive_rate_control(w, ul_rc_cfg, Rng::derive(seed, &format!("wifi/{}->{ap}/ratectl", st.name))).expect("validated");
         let ul_rc = if sta_path.takes_rate_control() { ul_rc } else { None };
         params.add_link(&mut sta_path, self.wifi_links.len() as u32, sta_txv, ul_rc);

@@ -51,6 +51,23 @@ impl World {
         (rtt, frames)
     }
 
+    /// What actually ran, per node: each Wi-Fi node's transmit path, queues and per-link rate control
+    /// (as built, whatever the scenario said), and the mechanisms installed on it; APs without Wi-Fi
+    /// that run mechanisms too.
+    fn setup(&self) -> Vec<serde_json::Value> {
+        let mechanisms = |node: &str| self.installed.iter().find(|(n, _)| n == node).map_or(serde_json::json!([]), |(_, m)| serde_json::json!(m));
+        let mut nodes = self.medium.as_ref().map(|m| m.setup()).unwrap_or_default();
+        for n in &mut nodes {
+            n["mechanisms"] = mechanisms(n["node"].as_str().unwrap_or_default());
+        }
+        for (name, m) in &self.installed {
+            if !nodes.iter().any(|n| n["node"] == name.as_str()) {
+                nodes.push(serde_json::json!({"node": name, "is_ap": true, "path": "wired", "queues": "", "links": [], "mechanisms": m}));
+            }
+        }
+        nodes
+    }
+
     /// Per-component counters for `summary.json`.
     fn components(&self) -> serde_json::Value {
         let links: Vec<serde_json::Value> = self
@@ -78,6 +95,7 @@ impl World {
             })
             .collect();
         serde_json::json!({
+            "setup": self.setup(),
             "links": links,
             "wifi": wifi,
             "transports": transports,

@@ -94,6 +94,8 @@ pub(crate) struct World {
     pub commands: Vec<(super::command::Target, serde_json::Map<String, serde_json::Value>)>,
     /// What sees the end hosts' packets (`Sim::with_tap`).
     pub tap: Option<Box<dyn super::PacketTap>>,
+    /// Per AP and station with mechanisms: its name and what was installed on it.
+    pub installed: Vec<(String, Vec<crate::mech::hook::MechanismInfo>)>,
 }
 
 /// Points `timer` at `next`: unchanged if it already fires then, else the old event is cancelled and

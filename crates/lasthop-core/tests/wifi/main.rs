@@ -35,8 +35,9 @@ fn clean_downlink_delivers_everything() {
 fn low_snr_causes_retries_and_drops() {
     let sta = |snr: f64| format!("[[stations]]\nname = \"sta\"\nchannel = {{ type = \"fixed_snr\", snr_db = {snr} }}\n");
     let flow = "[[flows]]\ntype = \"udp_cbr\"\nfrom = \"srv\"\nto = \"sta\"\nrate_mbps = 20\n";
-    let clean = run(&bss("ampdu = false", &sta(40.0), flow), 1);
-    let lossy = run(&bss("ampdu = false", &sta(18.8), flow), 1); // MCS7 PER 50 % at 1500 B
+    let mcs7 = "ampdu = false, rate_control = { type = \"fixed\", mcs = 7 }";
+    let clean = run(&bss(mcs7, &sta(40.0), flow), 1);
+    let lossy = run(&bss(mcs7, &sta(18.8), flow), 1); // MCS7 PER 50 % at 1500 B
     assert_eq!(clean.flows[0].dropped_packets, 0);
     let l = &lossy.flows[0];
     assert!(l.dropped_packets > 0, "PER 50 % over 7 attempts still drops ~0.8 %");
@@ -45,6 +46,59 @@ fn low_snr_causes_retries_and_drops() {
     let (sent, acked) = (links["mpdus_sent"].as_f64().unwrap(), links["mpdus_acked"].as_f64().unwrap());
     let per = 1.0 - acked / sent;
     assert!((0.35..0.65).contains(&per), "attempt loss {per}");
+}
+
+/// The rate control that actually ran on each link of `out`'s Wi-Fi setup: (node, link, controller,
+/// streams).
+fn ran(out: &RunOutput) -> Vec<(String, String, String, u64)> {
+    let mut v = Vec::new();
+    for n in out.components["setup"].as_array().expect("setup") {
+        for l in n["links"].as_array().expect("links") {
+            let s = |x: &serde_json::Value| x.as_str().unwrap_or_default().to_string();
+            v.push((s(&n["node"]), s(&l["link"]), s(&l["rate_control"]), l["max_nss"].as_u64().unwrap_or(0)));
+        }
+    }
+    v
+}
+
+/// The profile chooses the default rate control: in `linux` an unset `rate_control` is Minstrel-HT on
+/// the AP's downlink and the stations' uplink, so at 18.8 dB (MCS 7 loses half its attempts) it
+/// backs off and loses far fewer; `ns3` keeps fixed MCS 7 (its anchors' ConstantRateWifiManager).
+/// The run's `setup` says so, link by link.
+#[test]
+fn the_linux_profile_adapts_the_rate_by_default() {
+    let sta = "[[stations]]\nname = \"sta\"\nchannel = { type = \"fixed_snr\", snr_db = 18.8 }\n";
+    let flow = "[[flows]]\ntype = \"udp_cbr\"\nfrom = \"srv\"\nto = \"sta\"\nrate_mbps = 10\n";
+    let attempt_loss = |out: &RunOutput| {
+        let l = &out.components["wifi"]["links"][0]["stats"];
+        1.0 - l["mpdus_acked"].as_f64().unwrap() / l["mpdus_sent"].as_f64().unwrap()
+    };
+    let linux = run(&bss("ampdu = false", sta, flow), 1);
+    let ns3 = run(&bss("ampdu = false, profile = \"ns3\"", sta, flow), 1);
+    assert_eq!(ran(&linux).iter().map(|r| r.2.as_str()).collect::<Vec<_>>(), ["minstrel_ht", "minstrel_ht"], "{:?}", ran(&linux));
+    assert_eq!(ran(&ns3).iter().map(|r| r.2.as_str()).collect::<Vec<_>>(), ["fixed", "fixed"], "{:?}", ran(&ns3));
+    assert_eq!(ns3.components["setup"][0]["links"][0]["detail"], "HT20 LGI 1 MCS7");
+    let (a, b) = (attempt_loss(&linux), attempt_loss(&ns3));
+    assert!((0.35..0.65).contains(&b), "ns3 at MCS 7: attempt loss {b}");
+    assert!(a < 0.5 * b, "Minstrel-HT: attempt loss {a} against MCS 7's {b}");
+}
+
+/// Law on an AP whose BSS offers two spatial streams: an unset `rate_control` is Law's own control (not
+/// the profile's Minstrel-HT, which Law would refuse), and the run's setup shows what Law forces:
+/// its path, its rates on one stream, while the station's inherited Minstrel-HT may use two.
+#[test]
+fn the_setup_shows_what_law_forces() {
+    let w = "standard = \"vht\", width_mhz = 80, max_nss = 2";
+    let sta = "[[stations]]\nname = \"sta\"\nchannel = { type = \"fixed_snr\", snr_db = 40 }\n";
+    let flow = "[[flows]]\ntype = \"udp_cbr\"\nfrom = \"srv\"\nto = \"sta\"\nrate_mbps = 20\n";
+    let law = run(&with_law(&bss(w, sta, flow)), 1);
+    let linux = run(&bss(w, sta, flow), 1);
+    let ran_as = |n: &str, l: &str, rc: &str, nss: u64| (n.to_string(), l.to_string(), rc.to_string(), nss);
+    assert_eq!(ran(&law), [ran_as("ap", "ap->sta", "law", 1), ran_as("sta", "sta->ap", "minstrel_ht", 2)]);
+    assert_eq!(ran(&linux), [ran_as("ap", "ap->sta", "minstrel_ht", 2), ran_as("sta", "sta->ap", "minstrel_ht", 2)]);
+    let ap = &law.components["setup"][0];
+    assert_eq!((ap["path"].as_str(), linux.components["setup"][0]["path"].as_str()), (Some("law"), Some("linux")));
+    assert_eq!(ap["mechanisms"], serde_json::json!([{ "name": "law", "roles": ["set the transmit path", "choose the downlink rates"] }]));
 }
 
 /// Uplink and downlink share the medium: two saturated stations and a saturated AP split the airtime;

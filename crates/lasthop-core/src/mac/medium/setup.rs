@@ -97,6 +97,24 @@ impl Medium {
         serde_json::json!({"nodes": nodes, "links": links})
     }
 
+    /// Each Wi-Fi node as built: its name, whether it is an AP, its transmit path and, per link it
+    /// sends on, the rate control (the run's "what actually ran").
+    pub fn setup(&self) -> Vec<serde_json::Value> {
+        self.nodes
+            .iter()
+            .zip(&self.names)
+            .map(|(n, name)| {
+                let info = n.path.info();
+                let to = n.links.iter().map(|&l| &self.names[self.links[l as usize].rx as usize]);
+                let links: Vec<serde_json::Value> = to
+                    .zip(&info.rate_control)
+                    .map(|(rx, rc)| serde_json::json!({"link": format!("{name}->{rx}"), "rate_control": rc.name, "detail": rc.detail, "max_nss": rc.max_nss}))
+                    .collect();
+                serde_json::json!({"node": name, "is_ap": n.is_ap, "path": info.path, "queues": info.queues, "links": links})
+            })
+            .collect()
+    }
+
     /// Each link's transmitting and receiving node names, in link order (the `link` of [`TxLog`]).
     pub fn link_names(&self) -> Vec<(String, String)> {
         self.links.iter().map(|l| (self.names[l.tx as usize].clone(), self.names[l.rx as usize].clone())).collect()

@@ -286,6 +286,14 @@ impl super::TransmitPath for FifoPath {
     fn takes_rate_control(&self) -> bool {
         true
     }
+    fn info(&self) -> super::PathInfo {
+        let mut queues = format!("{} FIFO of {} packets", if self.p.qos { "one per AC," } else { "one" }, self.p.queue_packets);
+        if let Some(tc) = &self.tc {
+            queues = format!("qdisc {} over {queues}", tc.qdiscs.first().map_or("none", |q| q.kind()));
+        }
+        let rate_control = self.links.iter().map(|l| super::PathInfo::link_rate_control(l.rc.as_ref(), &l.txv)).collect();
+        super::PathInfo { path: "fifo".into(), queues, rate_control }
+    }
     fn enqueue(&mut self, now: SimTime, link: usize, ac: usize, pkt: Packet, out: &mut PathOut<'_>) {
         FifoPath::enqueue(self, now, link, ac, pkt, out);
     }

@@ -683,6 +683,34 @@ impl super::TransmitPath for LinuxPath {
     fn stats(&self) -> serde_json::Value {
         LinuxPath::stats(self)
     }
+    fn info(&self) -> super::PathInfo {
+        let p = &self.p;
+        let mut queues = format!(
+            "mac80211 TXQs, fq_codel {}/{} ms{}{}, hw queue {} A-MPDUs / {} frames",
+            p.codel.target_us as f64 / 1e3,
+            p.codel.interval_us as f64 / 1e3,
+            if p.airtime_fairness { ", airtime fairness" } else { "" },
+            if p.aql.is_some() { ", AQL" } else { "" },
+            p.hw_depth_aggr,
+            p.hw_depth_single
+        );
+        if let Some(q) = &self.qdisc {
+            queues = format!("qdisc {} over {queues}", q.kind());
+        }
+        let rate_control = self
+            .links
+            .iter()
+            .map(|l| match &l.rc {
+                Some(rc) => crate::ratectl::RateControl::info(rc),
+                None => {
+                    let chain: Vec<_> = (0..4).map_while(|i| l.chain.get(i)).collect();
+                    let detail: Vec<String> = chain.iter().map(|(t, n)| format!("{} ×{n}", crate::ratectl::rate_name(t))).collect();
+                    crate::ratectl::RateControlInfo::new("fixed", detail.join(", "), chain.iter().map(|c| c.0))
+                }
+            })
+            .collect();
+        super::PathInfo { path: "linux".into(), queues, rate_control }
+    }
     fn takes_rate_control(&self) -> bool {
         true
     }

@@ -122,6 +122,25 @@ pub struct LinkSetup {
     pub block_ack: crate::time::SimDuration,
 }
 
+/// What a transmit path is, as built: its type, its queues and each link's rate control.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct PathInfo {
+    /// `fifo`, `linux`, or the mechanism whose path it is (`law`).
+    pub path: String,
+    /// Its queues and their limits, in a few words.
+    pub queues: String,
+    /// Per local link, in link order: the rate control that chose its rates.
+    pub rate_control: Vec<crate::ratectl::RateControlInfo>,
+}
+
+impl PathInfo {
+    /// A link's controller, or its fixed rate when it has none.
+    pub fn link_rate_control(rc: Option<&crate::ratectl::AnyRateControl>, txv: &TxVector) -> crate::ratectl::RateControlInfo {
+        use crate::ratectl::RateControl;
+        rc.map_or_else(|| crate::ratectl::RateControlInfo::new("fixed", crate::ratectl::rate_name(txv), [*txv]), |r| r.info())
+    }
+}
+
 /// A node's transmit path as the medium and the builder see it: `fifo` (ns-3's), `linux` (mac80211 +
 /// ath9k), or one a mechanism installs (Law's).
 pub trait TransmitPath: Send + Sync + std::fmt::Debug {
@@ -138,6 +157,8 @@ pub trait TransmitPath: Send + Sync + std::fmt::Debug {
     fn complete(&mut self, now: SimTime, psdu: Psdu, status: TxStatus<'_>, out: &mut PathOut<'_>);
     /// Counters for `summary.json`.
     fn stats(&self) -> serde_json::Value;
+    /// What this path is, as built (the run's "what actually ran", `summary.json` `setup`).
+    fn info(&self) -> PathInfo;
     /// The deadline of the PSDU at the head of AC `ac`'s hardware queue that the medium has not taken
     /// yet (`None` for paths without hardware time limits).
     fn hw_deadline(&self, _ac: usize) -> Option<SimTime> {

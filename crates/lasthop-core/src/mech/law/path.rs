@@ -547,6 +547,13 @@ impl crate::mac::txpath::TransmitPath for LawPath {
     fn add_link(&mut self, l: crate::mac::txpath::LinkSetup) {
         LawPath::add_link(self, l.id);
     }
+    fn info(&self) -> crate::mac::txpath::PathInfo {
+        let law = &self.p.law;
+        let queues = format!("one unified driver queue (latency limit {} ms), {} PSDUs in hardware (time limit {} ms)", law.limit_q_ms, law.hw_psdus, law.limit_h_ms);
+        let detail = format!("joint rate + retry control (Stable/Probing/Cleanup), {} rates", self.rates.len());
+        let rc = crate::ratectl::RateControlInfo::new("law", detail, self.rates.iter().copied());
+        crate::mac::txpath::PathInfo { path: "law".into(), queues, rate_control: vec![rc; self.links.len()] }
+    }
     fn enqueue(&mut self, now: SimTime, link: usize, ac: usize, pkt: Packet, out: &mut PathOut<'_>) {
         LawPath::enqueue(self, now, link, ac, pkt, out);
     }

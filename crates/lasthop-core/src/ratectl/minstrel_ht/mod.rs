@@ -43,7 +43,7 @@ mod update;
 mod tests;
 
 use super::{check, highest_family, LinkRates, RateControl, RateControlError, RateEntry, RateSet};
-use super::{TxReport, MAX_CHAIN};
+use super::{RateControlInfo, TxReport, MAX_CHAIN};
 use crate::phy::{PhyStandard, TxVector};
 use crate::rng::Rng;
 use crate::time::{SimDuration, SimTime};
@@ -413,5 +413,14 @@ impl RateControl for MinstrelHt {
 
     fn stats(&self) -> serde_json::Value {
         serde_json::to_value(self.stats_table()).expect("stats serialize")
+    }
+
+    fn info(&self) -> RateControlInfo {
+        let variant = match self.p.variant {
+            MinstrelVariant::Modern => "modern",
+            MinstrelVariant::Legacy => "legacy",
+        };
+        let detail = format!("{variant}, {}-rate chain, ≤ {} tries per rate", self.p.max_rates, self.p.max_retry);
+        RateControlInfo::new("minstrel_ht", detail, self.rates.iter().map(|r| r.txv))
     }
 }
