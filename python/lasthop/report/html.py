@@ -25,6 +25,7 @@ table { border-collapse: collapse; font-size: 0.85em; margin: 0.6em 0; }
 th, td { padding: 0.25em 0.6em; border-bottom: 1px solid #eee; text-align: right; white-space: nowrap; }
 th { background: #f5f5f5; position: sticky; top: 0; }
 td.t, th.t { text-align: left; }
+td.w { white-space: normal; min-width: 12em; } tr.sep td { border-top: 2px solid #ddd; }
 tbody tr:hover { background: #fafafa; }
 .scroll { overflow-x: auto; }
 figure { margin: 1em 0; } figcaption { color: #555; font-size: 0.9em; max-width: 60em; }
@@ -110,7 +111,7 @@ def _runs_table(runs: Sequence[Run]) -> str:
 
 def setup_table(runs: Sequence[Run]) -> str:
     """What actually ran, per variant (runs that built the same thing share rows, e.g. a variant's
-    seeds): per node its transmit path, queues and mechanisms, per link the rate control and streams."""
+    seeds): per link the rate control and streams, per node its transmit path, queues and mechanisms."""
     groups: dict[str, tuple[list[str], list[dict[str, Any]]]] = {}
     for r in runs:
         rows = setup_rows(r.summary)
@@ -124,14 +125,17 @@ def setup_table(runs: Sequence[Run]) -> str:
         shown = labels[0] if len(labels) == 1 else f"{labels[0]} (and {len(labels) - 1} more)"
         first_of_node = {id(next(x for x in rows if x["node"] == row["node"])) for row in rows}
         for i, row in enumerate(rows):
-            node_cells = ([f'<td class="t"><b>{escape(row["node"])}</b> ({escape(row["role"])})</td>', f'<td class="t">{escape(row["path"])}</td>',
-                           f'<td class="t">{escape(row["queues"])}</td>', f'<td class="t">{escape(row["mechanism_roles"] or "–")}</td>']
-                          if id(row) in first_of_node else ['<td class="t"></td>'] * 4)
+            first = id(row) in first_of_node
             rc = f"<b>{escape(row['rate_control'])}</b> ({escape(row['rate_control_detail'])})" if row["rate_control"] else "–"
-            body.append("<tr>" + "".join([f'<td class="t">{escape(shown) if i == 0 else ""}</td>', *node_cells,
-                                          f'<td class="t">{escape(row["link"] or "–")}</td>', f'<td class="t">{rc}</td>',
-                                          f"<td>{'–' if row['streams'] is None else row['streams']}</td>"]) + "</tr>")
-    head = "".join(f'<th class="t">{h}</th>' for h in ("run", "node", "path", "queues", "mechanisms", "link", "rate control")) + "<th>streams</th>"
+            node_cells = [f'<td class="t">{escape(row["path"])}</td>', f'<td class="t w">{escape(row["queues"])}</td>',
+                          f'<td class="t w">{escape(row["mechanism_roles"] or "–")}</td>'] if first else ['<td class="t"></td>'] * 3
+            body.append(f'<tr{" class=sep" if i == 0 else ""}>' + "".join([
+                f'<td class="t"><b>{escape(shown) if i == 0 else ""}</b></td>',
+                f'<td class="t">{escape(row["node"]) + " (" + escape(row["role"]) + ")" if first else ""}</td>',
+                f'<td class="t">{escape(row["link"] or "–")}</td>', f'<td class="t w">{rc}</td>',
+                f"<td>{'–' if row['streams'] is None else row['streams']}</td>", *node_cells]) + "</tr>")
+    head = "".join(f'<th class="t">{h}</th>' if h != "streams" else f"<th>{h}</th>"
+                   for h in ("run", "node", "link", "rate control", "streams", "path", "queues", "mechanisms"))
     return f'<div class="scroll"><table class="setup"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
 
 
