@@ -14,7 +14,6 @@ import math
 from collections import defaultdict
 from typing import Any
 
-from scipy import stats  # type: ignore[import-untyped]
 
 __all__ = ["METRICS", "summarize", "verdicts"]
 
@@ -52,6 +51,8 @@ def mean_ci95(xs: list[float]) -> tuple[float, float]:
     if n < 2:
         return mean, 0.0
     sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1))
+    from scipy import stats  # type: ignore[import-untyped]  # 1 s to import: only when a CI is asked for
+
     return mean, float(stats.t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
 
 
@@ -89,6 +90,8 @@ def verdicts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             if a == b or (max(a) == min(a) == max(b) == min(b)):
                 ties.append(v)
                 continue
+            from scipy import stats
+
             p = float(stats.ttest_ind(a, b, equal_var=False).pvalue)
             (beats if math.isfinite(p) and p < ALPHA else ties).append(v)
         out.append({"flow": flow, "metric": metric, "label": METRICS[metric][0], "best": best,

@@ -9,7 +9,6 @@ import click
 from lasthop.commands._display import console, rows_table
 from lasthop.commands.run import _check_writable
 from lasthop.experiments import EXPERIMENTS, run_experiment, takes_trace
-from lasthop.report.experiment import write_experiment_report
 
 
 @click.command("reproduce")
@@ -34,6 +33,8 @@ def command(name: str, as_json: bool, seed: int, quick: bool, trace: Path | None
         _check_writable(out)
     doc = run_experiment(name, seed=seed, quick=quick, trace=trace, jobs=jobs)
     if out is not None:
+        from lasthop.report.experiment import write_experiment_report  # matplotlib: only when writing
+
         page = write_experiment_report(doc, out)
         if not as_json:
             console().print(f"report: {page}")
