@@ -4,6 +4,7 @@ The module only converts: scenario JSON in, plain Python objects and little-endi
 Use the ``lasthop`` package API instead of calling it directly.
 """
 
+from collections.abc import Callable
 from typing import Any, TypedDict, final
 
 __version__: str
@@ -163,6 +164,8 @@ def run(
     seed: int | None = None,
     progress: Progress | None = None,
     pcap_dir: str | None = None,
+    packet_sink: Callable[[dict[str, tuple[str, bytes]]], object] | None = None,
+    sink_rows: int = 65536,
 ) -> _RunOutput:
     """Runs a scenario with the GIL released; with ``pcap_dir``, writes ``<node>.pcap`` there for every
     end host of a flow. Raises ValueError for an invalid scenario, OSError when a capture cannot be

@@ -107,8 +107,7 @@ def _execute(scenario: Scenario, out: str) -> tuple[str, str, bool]:
 
     try:
         (Path(out) / SUMMARY_FILE).unlink(missing_ok=True)
-        result = run(scenario)
-        result.save(out)
+        run(scenario, out=out)  # the packet log streams into out as the run goes
     except (ScenarioError, TraceFormatError) as e:
         return "failed", str(e), True
     except LasthopError as e:

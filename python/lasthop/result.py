@@ -63,10 +63,13 @@ class RunResult:
 
     def __init__(self, summary: dict[str, Any], flows: pd.DataFrame,
                  packets: pd.DataFrame | Callable[[], pd.DataFrame],
-                 rtt: _Lazy | None = None, frames: _Lazy | None = None, tx: _Lazy | None = None) -> None:
+                 rtt: _Lazy | None = None, frames: _Lazy | None = None, tx: _Lazy | None = None,
+                 packets_file: Path | None = None) -> None:
         self.summary = summary
         self.flows = flows
         self._packets = packets
+        # Where the packet table already is on disk (a streamed or loaded run): saving copies it.
+        self._packets_file = packets_file
         self._rtt: _Lazy = rtt if rtt is not None else (lambda: _empty_series(RTT_COLUMNS))
         self._frames: _Lazy = frames if frames is not None else (lambda: _empty_series(FRAME_COLUMNS))
         self._tx: _Lazy = tx if tx is not None else (lambda: _empty_series(TX_COLUMNS))
@@ -150,7 +153,10 @@ class RunResult:
     # -- building from the core -----------------------------------------------------------------------
 
     @classmethod
-    def _from_native(cls, out: Mapping[str, Any], variant: Mapping[str, Any] | None = None) -> RunResult:
+    def _from_native(cls, out: Mapping[str, Any], variant: Mapping[str, Any] | None = None,
+                     packets_file: Path | None = None) -> RunResult:
+        """The result of a run from the core's dict; with ``packets_file``, its packet table is that
+        file (streamed there as the run went) and ``out["packets"]`` is ignored."""
         import pandas as pd
 
         flows = list(out["flows"])
@@ -160,10 +166,12 @@ class RunResult:
             summary["variant"] = dict(variant)
         cols, reasons = out["packets"], list(out["drop_reasons"])
         rtt, frames, tx, tx_links = out.get("rtt"), out.get("frames"), out.get("tx"), out.get("tx_links", [])
-        return cls(summary, pd.DataFrame(flows if flows else None, columns=None if flows else list(out["flow_columns"])), lambda: _packets_frame(cols, reasons, names),
+        packets: Callable[[], pd.DataFrame] = (lambda: _packets_frame(cols, reasons, names)) if packets_file is None \
+            else (lambda: pd.read_parquet(packets_file))
+        return cls(summary, pd.DataFrame(flows if flows else None, columns=None if flows else list(out["flow_columns"])), packets,
                    rtt=(lambda: _rtt_frame(rtt, names)) if rtt is not None else None,
                    frames=(lambda: _frames_frame(frames, names)) if frames is not None else None,
-                   tx=(lambda: _tx_frame(tx, tx_links)) if tx is not None else None)
+                   tx=(lambda: _tx_frame(tx, tx_links)) if tx is not None else None, packets_file=packets_file)
 
     # -- run directories ------------------------------------------------------------------------------
 
@@ -171,8 +179,11 @@ class RunResult:
         """Writes ``packets.parquet``, ``flows.parquet`` and (last) ``summary.json`` into ``directory``.
 
         An existing ``summary.json`` there is removed first, so the directory never looks complete
-        while it mixes files of two runs. Returns the directory.
+        while it mixes files of two runs. Returns the directory. A result streamed to a directory
+        (``lasthop.run(..., out=)``) copies its packet file rather than reading it into memory.
         """
+        import shutil
+
         import pyarrow as pa
         import pyarrow.parquet as pq
 
@@ -183,7 +194,11 @@ class RunResult:
         def parquet(df: pd.DataFrame) -> Callable[[Path], None]:
             return lambda tmp: pq.write_table(pa.Table.from_pandas(df, preserve_index=False), tmp)
 
-        _atomic_write(d / PACKETS_FILE, parquet(self.packets))
+        streamed = self._packets_file
+        if streamed is None:
+            _atomic_write(d / PACKETS_FILE, parquet(self.packets))
+        elif streamed.resolve() != (d / PACKETS_FILE).resolve():
+            _atomic_write(d / PACKETS_FILE, lambda tmp: shutil.copyfile(streamed, tmp))
         _atomic_write(d / FLOWS_FILE, parquet(self.flows))
         _atomic_write(d / RTT_FILE, parquet(self.rtt))
         _atomic_write(d / FRAMES_FILE, parquet(self.frames))
@@ -217,7 +232,56 @@ class RunResult:
 
         return cls(summary, flows, lambda: pd.read_parquet(d / PACKETS_FILE),
                    rtt=optional(RTT_FILE, RTT_COLUMNS), frames=optional(FRAMES_FILE, FRAME_COLUMNS),
-                   tx=optional(TX_FILE, TX_COLUMNS))
+                   tx=optional(TX_FILE, TX_COLUMNS), packets_file=d / PACKETS_FILE)
+
+
+DROP_REASONS = ("", "queue_full", "aqm", "retry_limit", "deadline", "consumed")
+"""The core's drop reasons by code (0: not dropped); a run checks its own list against it."""
+
+
+class PacketStream:
+    """The packet table of a run streamed to ``directory``: each chunk of finished rows the core hands
+    over (:func:`lasthop._lasthop.run`'s ``packet_sink``) becomes a Parquet row group of a file under
+    a temporary name, so memory holds one chunk however long the run. :meth:`close` adds the rows left
+    at the end and puts the file in place as ``packets.parquet`` (the same table a run kept in memory
+    would write; a run that fails leaves only the temporary file)."""
+
+    def __init__(self, directory: Path, flow_names: Sequence[str]) -> None:
+        self.path = directory / PACKETS_FILE
+        self.tmp = self.path.with_name(f".{PACKETS_FILE}.streaming-{os.getpid()}")
+        self.flow_names = list(flow_names)
+        self._writer: Any = None
+        self.rows = 0
+
+    def __call__(self, cols: Mapping[str, tuple[str, bytes]]) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = pa.Table.from_pandas(_packets_frame(cols, list(DROP_REASONS), self.flow_names), preserve_index=False)
+        if self._writer is None:
+            self._writer = pq.ParquetWriter(self.tmp, table.schema)
+        self._writer.write_table(table)
+        self.rows += table.num_rows
+
+    def close(self, out: Mapping[str, Any]) -> Path:
+        """Writes the rows ``out`` (the core's finished run) still holds and renames the file into place."""
+        names = [f["flow"] for f in out["flows"]]
+        if names != self.flow_names or list(out["drop_reasons"]) != list(DROP_REASONS):
+            raise RuntimeError(f"packet stream: flows {names} / drop reasons {out['drop_reasons']} differ from the stream's")
+        self(out["packets"])
+        self._writer.close()
+        fd = os.open(self.tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(self.tmp, self.path)
+        return self.path
+
+    def abandon(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+        self.tmp.unlink(missing_ok=True)
 
 
 SETUP_COLUMNS = ("node", "role", "path", "queues", "link", "rate_control", "rate_control_detail", "streams", "mechanisms",

@@ -27,7 +27,8 @@ PROGRESS_AFTER_S = 2.0
 
 
 def run(scenario: Scenario | str | os.PathLike[str] | Mapping[str, Any], seed: int | None = None,
-        progress: bool = False, pcap_dir: str | os.PathLike[str] | None = None) -> RunResult:
+        progress: bool = False, pcap_dir: str | os.PathLike[str] | None = None,
+        out: str | os.PathLike[str] | None = None) -> RunResult:
     """Runs ``scenario`` (a Scenario, a scenario file path, or a dict) and returns its result.
 
     ``seed`` overrides the scenario's master seed. With ``progress=True``, a run that takes longer than
@@ -35,15 +36,39 @@ def run(scenario: Scenario | str | os.PathLike[str] | Mapping[str, Any], seed: i
     existing directory), ``<node>.pcap`` is written there for every end host of a flow: each packet its
     flows sent and received, as the emulator captures real nodes (raw IPv4; headers built from the
     model's fields, cut after the headers; see FIDELITY.md).
+
+    With ``out``, the run directory is written there as :meth:`RunResult.save` would, and the packet
+    log goes to ``packets.parquet`` as the run goes, in row groups of finished packets: memory then
+    holds the packets in flight and one chunk, however long the run (the flows table and the other
+    tables are kept as without ``out``). The result reads its packets from that file.
     """
     sc = _as_scenario(scenario)
     if seed is not None:
         sc = sc.with_seed(seed)
     handle = _lasthop.Progress()
     pcap = None if pcap_dir is None else os.fspath(pcap_dir)
-    out = in_engine_thread(lambda: _lasthop.run(sc.to_json(), sc.base_dir, None, handle, pcap), handle, sc,
-                           show=progress and sys.stderr.isatty())
-    return RunResult._from_native(out, variant=sc.variant_info())
+    show = progress and sys.stderr.isatty()
+    if out is None:
+        done = in_engine_thread(lambda: _lasthop.run(sc.to_json(), sc.base_dir, None, handle, pcap), handle, sc, show=show)
+        return RunResult._from_native(done, variant=sc.variant_info())
+    from pathlib import Path
+
+    from lasthop.result import SUMMARY_FILE, PacketStream
+
+    d = Path(out)
+    d.mkdir(parents=True, exist_ok=True)
+    (d / SUMMARY_FILE).unlink(missing_ok=True)  # never complete-looking while it is being rewritten
+    stream = PacketStream(d, [f["name"] for f in sc.to_dict()["flows"]])
+    try:
+        done = in_engine_thread(lambda: _lasthop.run(sc.to_json(), sc.base_dir, None, handle, pcap, stream), handle, sc,
+                                show=show)
+        packets = stream.close(done)
+    except BaseException:
+        stream.abandon()
+        raise
+    result = RunResult._from_native(done, variant=sc.variant_info(), packets_file=packets)
+    result.save(d)
+    return result
 
 
 def in_engine_thread(call: Callable[[], Any], handle: _lasthop.Progress, sc: Scenario, show: bool = False,

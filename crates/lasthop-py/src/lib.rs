@@ -77,8 +77,11 @@ fn u32_bytes(v: &[u32]) -> Vec<u8> {
 /// Runs a scenario. Returns a dict with `packets` (column name → (numpy dtype, bytes)), `flows`
 /// (list of dicts), `components`, `events`, `event_digest`, `seed` and `resolved` (scenario JSON).
 /// With `pcap_dir`, `<node>.pcap` there for every end host ([`lasthop_emu::pcap::HostCaptures`]).
+/// With `packet_sink`, the packet log's finished rows go to `packet_sink(columns)` as the run goes, in
+/// packet-id order and chunks of at least `sink_rows`; `packets` then holds the rows after them.
 #[pyfunction]
-#[pyo3(signature = (scenario_json, base_dir, seed=None, progress=None, pcap_dir=None))]
+#[pyo3(signature = (scenario_json, base_dir, seed=None, progress=None, pcap_dir=None, packet_sink=None, sink_rows=65536))]
+#[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
     scenario_json: &str,
@@ -86,6 +89,8 @@ fn run<'py>(
     seed: Option<u64>,
     progress: Option<&Bound<'py, Progress>>,
     pcap_dir: Option<&str>,
+    packet_sink: Option<&Bound<'py, PyAny>>,
+    sink_rows: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
     let sc = Scenario::from_json_str(scenario_json, Path::new(base_dir)).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let seed = seed.unwrap_or(sc.seed);
@@ -97,13 +102,23 @@ fn run<'py>(
             sim::Sim::with_tap(&sc, seed, Box::new(caps))
         }
     };
-    let done = py.detach(|| {
-        let mut cb = |t: lasthop_core::SimTime| {
-            shared.0.store(t.as_ns(), Ordering::Relaxed);
-            !shared.1.load(Ordering::Relaxed)
-        };
-        sim.run_to_end(&mut cb)
-    });
+    let mut cb = |t: lasthop_core::SimTime| {
+        shared.0.store(t.as_ns(), Ordering::Relaxed);
+        !shared.1.load(Ordering::Relaxed)
+    };
+    let done = match packet_sink {
+        None => py.detach(|| sim.run_to_end(&mut cb)),
+        Some(sink) => loop {
+            match py.detach(|| sim.run_until_packet_rows(sink_rows.max(1), &mut cb)) {
+                Ok(true) => {
+                    if let Some(chunk) = sim.take_packet_rows(sink_rows.max(1)) {
+                        sink.call1((packet_columns(py, &chunk)?,))?;
+                    }
+                }
+                other => break other.map(|_| ()),
+            }
+        },
+    };
     if let Err(RunError::Interrupted(t)) = done {
         return Err(PyKeyboardInterrupt::new_err(format!("run interrupted at {t}")));
     }
@@ -114,11 +129,9 @@ fn run<'py>(
     output_dict(py, &out, &sc, seed)
 }
 
-/// A finished run as the dict `run` returns.
-pub(crate) fn output_dict<'py>(py: Python<'py>, out: &sim::RunOutput, sc: &Scenario, seed: u64) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
+/// A packet log's rows as columns (name → (numpy dtype, bytes)), `packet_id` included.
+fn packet_columns<'py>(py: Python<'py>, log: &lasthop_core::stats::PacketLog) -> PyResult<Bound<'py, PyDict>> {
     let cols = PyDict::new(py);
-    let log = &out.packets;
     cols.set_item("flow", ("<u4", PyBytes::new(py, &u32_bytes(&log.flow))))?;
     cols.set_item("seq", ("<u8", PyBytes::new(py, &u64_bytes(&log.seq))))?;
     cols.set_item("size_bytes", ("<u4", PyBytes::new(py, &u32_bytes(&log.size))))?;
@@ -127,10 +140,14 @@ pub(crate) fn output_dict<'py>(py: Python<'py>, out: &sim::RunOutput, sc: &Scena
     }
     cols.set_item("drop_reason", ("|u1", PyBytes::new(py, &log.drop_reason)))?;
     cols.set_item("reverse", ("|u1", PyBytes::new(py, &log.reverse)))?;
-    if log.is_selective() {
-        cols.set_item("packet_id", ("<u8", PyBytes::new(py, &u64_bytes(&log.id))))?;
-    }
-    d.set_item("packets", cols)?;
+    cols.set_item("packet_id", ("<u8", PyBytes::new(py, &u64_bytes(&log.ids()))))?;
+    Ok(cols)
+}
+
+/// A finished run as the dict `run` returns.
+pub(crate) fn output_dict<'py>(py: Python<'py>, out: &sim::RunOutput, sc: &Scenario, seed: u64) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("packets", packet_columns(py, &out.packets)?)?;
     let rtt = PyDict::new(py);
     rtt.set_item("flow", ("<u4", PyBytes::new(py, &u32_bytes(&out.rtt.flow))))?;
     rtt.set_item("t_ns", ("<u8", PyBytes::new(py, &u64_bytes(&out.rtt.t))))?;

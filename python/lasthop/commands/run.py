@@ -96,8 +96,7 @@ def command(scenario: Path, seed: int | None, out: Path | None, variant: str | N
         shutil.rmtree(partial, ignore_errors=True)
         partial.mkdir()
     try:
-        result = run(sc, progress=True, pcap_dir=partial if pcap else None)
-        result.save(out)
+        result = run(sc, progress=True, pcap_dir=partial if pcap else None, out=out)
         if pcap:
             shutil.rmtree(out / "pcap", ignore_errors=True)
             os.replace(partial, out / "pcap")

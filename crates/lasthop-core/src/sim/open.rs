@@ -280,6 +280,34 @@ impl Sim {
         (self.w.finish(), tap)
     }
 
+    /// Steps until at least `rows` packet-log rows are finished, so that [`Sim::take_packet_rows`] can
+    /// take them (`Ok(true)`), or to the end (`Ok(false)`); `progress` as in [`Sim::run_to_end`].
+    pub fn run_until_packet_rows(&mut self, rows: usize, progress: Progress<'_>) -> Result<bool, RunError> {
+        while let Some(now) = self.step() {
+            if self.events() & 0xfff == 0 {
+                if self.events() & 0xffff == 0 && !progress(now) {
+                    return Err(RunError::Interrupted(now));
+                }
+                if self.w.log.finished_rows() >= rows {
+                    return Ok(true);
+                }
+            }
+        }
+        progress(self.end());
+        Ok(false)
+    }
+
+    /// Takes the packet log's finished rows out, in packet-id order up to the first packet still in
+    /// flight, if there are at least `min_rows` (the rows left go to [`RunOutput::packets`]).
+    pub fn take_packet_rows(&mut self, min_rows: usize) -> Option<crate::stats::PacketLog> {
+        self.w.log.take_finished(min_rows)
+    }
+
+    /// Rows the packet log holds now (those not taken out).
+    pub fn packet_rows_held(&self) -> usize {
+        self.w.log.len()
+    }
+
     /// Steps to the end; `progress` sees the model time now and then and stops the run by returning false.
     pub fn run_to_end(&mut self, progress: Progress<'_>) -> Result<(), RunError> {
         while let Some(now) = self.step() {

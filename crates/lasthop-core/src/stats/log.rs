@@ -114,12 +114,24 @@ impl LogSelect {
 }
 
 /// Columnar packet log (struct of arrays) so export to Arrow is a copy of plain vectors.
+///
+/// A long run takes its finished rows out as it goes ([`PacketLog::take_finished`], in packet-id
+/// order): the log then holds the rows from the oldest packet still in flight on, and memory stays
+/// flat however long the run.
 #[derive(Debug, Default)]
 pub struct PacketLog {
     enabled: bool,
-    /// When only some packets get a row: the selection, and each packet id's row (`NO_ROW`: none).
+    /// When only some packets get a row: the selection, and each packet id's row (`NO_ROW`: none),
+    /// for ids from `base_id` on; rows are numbered from the log's start (`base_row` taken out).
     select: Option<LogSelect>,
     rows: Vec<u32>,
+    /// Packet ids below this and rows below this have been taken out.
+    base_id: u64,
+    base_row: u64,
+    /// Per held row: its packet was delivered or dropped (no layer stamps it again).
+    finished: Vec<bool>,
+    /// Held rows known finished from the first one on (a cursor, so each row is checked once).
+    finished_prefix: usize,
     /// With a selection: the packet id of each row (without one, row = id).
     pub id: Vec<u64>,
     pub flow: Vec<u32>,
@@ -156,19 +168,79 @@ impl PacketLog {
         self.flow.is_empty()
     }
 
-    /// Packet `id`'s row, if it has one.
+    /// Packet `id`'s row among the held ones, if it has one (none once taken out).
     #[inline]
     fn row(&self, id: u64) -> Option<usize> {
         if !self.enabled {
             return None;
         }
+        let i = id.checked_sub(self.base_id)? as usize;
         if self.select.is_none() {
-            return Some(id as usize);
+            return (i < self.flow.len()).then_some(i);
         }
-        match self.rows.get(id as usize) {
-            Some(&r) if r != NO_ROW => Some(r as usize),
+        match self.rows.get(i) {
+            Some(&r) if r != NO_ROW => Some((r as u64 - self.base_row) as usize),
             _ => None,
         }
+    }
+
+    /// The packet id of each held row.
+    pub fn ids(&self) -> Vec<u64> {
+        match self.select {
+            Some(_) => self.id.clone(),
+            None => (self.base_id..self.base_id + self.flow.len() as u64).collect(),
+        }
+    }
+
+    /// Whether rows were taken out, so row numbers are not packet ids.
+    pub fn is_offset(&self) -> bool {
+        self.base_id > 0
+    }
+
+    /// Held rows, from the first, whose packets are finished (delivered or dropped).
+    pub fn finished_rows(&mut self) -> usize {
+        while self.finished.get(self.finished_prefix).copied().unwrap_or(false) {
+            self.finished_prefix += 1;
+        }
+        self.finished_prefix
+    }
+
+    /// Takes out the finished rows from the first held one up to the first packet still in flight, as a
+    /// log of their own ([`PacketLog::ids`] names their packets), if there are at least `min_rows`.
+    pub fn take_finished(&mut self, min_rows: usize) -> Option<PacketLog> {
+        let k = self.finished_rows();
+        if k == 0 || k < min_rows {
+            return None;
+        }
+        let mut out = PacketLog::new(true);
+        out.base_id = self.base_id;
+        if self.select.is_some() {
+            // Rows named by their ids (the chunk opens no packets: the selection itself is not needed).
+            out.select = Some(LogSelect::default());
+            out.id = self.id[..k].to_vec();
+            out.base_id = out.id[0];
+        }
+        let first_unfinished_id = match self.select {
+            Some(_) => self.id.get(k).copied().unwrap_or(self.base_id + self.rows.len() as u64),
+            None => self.base_id + k as u64,
+        };
+        out.flow = self.flow.drain(..k).collect();
+        out.seq = self.seq.drain(..k).collect();
+        out.size = self.size.drain(..k).collect();
+        for (o, c) in out.stages.iter_mut().zip(self.stages.iter_mut()) {
+            *o = c.drain(..k).collect();
+        }
+        out.drop_reason = self.drop_reason.drain(..k).collect();
+        out.reverse = self.reverse.drain(..k).collect();
+        self.finished.drain(..k);
+        self.finished_prefix = 0;
+        if self.select.is_some() {
+            self.id.drain(..k);
+            self.rows.drain(..(first_unfinished_id - self.base_id) as usize);
+        }
+        self.base_id = first_unfinished_id;
+        self.base_row += k as u64;
+        Some(out)
     }
 
     /// Reserves room for `n` more rows, so that growing the log never copies it while a real-time run
@@ -185,6 +257,7 @@ impl PacketLog {
         }
         self.drop_reason.reserve(n);
         self.reverse.reserve(n);
+        self.finished.reserve(n);
         if self.select.is_some() {
             self.rows.reserve(n);
             self.id.reserve(n);
@@ -197,15 +270,15 @@ impl PacketLog {
             return;
         }
         if let Some(sel) = &mut self.select {
-            debug_assert_eq!(p.id as usize, self.rows.len());
+            debug_assert_eq!(p.id, self.base_id + self.rows.len() as u64);
             if !sel.keep(p.flow) {
                 self.rows.push(NO_ROW);
                 return;
             }
-            self.rows.push(self.flow.len() as u32);
+            self.rows.push((self.base_row + self.flow.len() as u64) as u32);
             self.id.push(p.id);
         } else {
-            debug_assert_eq!(p.id as usize, self.flow.len());
+            debug_assert_eq!(p.id, self.base_id + self.flow.len() as u64);
         }
         let row = self.flow.len();
         self.flow.push(p.flow);
@@ -217,6 +290,7 @@ impl PacketLog {
         self.stages[Stage::Sent as usize][row] = p.sent.as_ns();
         self.drop_reason.push(0);
         self.reverse.push(0);
+        self.finished.push(false);
     }
 
     /// Marks a packet as travelling against its flow's direction.
@@ -230,6 +304,9 @@ impl PacketLog {
     pub fn stamp(&mut self, id: u64, stage: Stage, t: SimTime) {
         if let Some(r) = self.row(id) {
             self.stages[stage as usize][r] = t.as_ns();
+            if stage == Stage::Delivered {
+                self.finished[r] = true;
+            }
         }
     }
 
@@ -247,6 +324,7 @@ impl PacketLog {
     pub fn drop(&mut self, id: u64, reason: DropReason) {
         if let Some(r) = self.row(id) {
             self.drop_reason[r] = reason as u8;
+            self.finished[r] = true;
         }
     }
 }
