@@ -65,3 +65,30 @@ def test_reduce_of_the_executed_plan_is_the_experiment(tmp_path: Path) -> None:
 def test_a_trace_for_an_experiment_that_takes_none_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="not trace-driven"):
         run_experiment("sparse-flow", trace=tmp_path / "t.pitree-trace")
+
+
+def _reproduce(name: str, out: Path, cwd: Path) -> dict:
+    import json
+
+    from support import lasthop_cli
+
+    r = lasthop_cli("reproduce", name, "--quick", "--json", "--out", out, cwd=cwd, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+@pytest.mark.parametrize("name", ["sparse-flow", "zhuge-rtp"])
+def test_an_experiment_is_a_cached_sweep_over_its_plan(tmp_path: Path, name: str) -> None:
+    """Issue 17: with --out, an experiment keeps each run in out/runs/<key> (the sweeps' key: the
+    resolved scenario and seed) and a rerun reads the complete ones back: same rows, nothing run. A
+    run whose directory went (or never finished) is the only one run again. zhuge-rtp's plan writes
+    traces into out/inputs, which keeps their paths, and so the keys, stable."""
+    first = _reproduce(name, tmp_path / "out", tmp_path)
+    runs = sorted((tmp_path / "out" / "runs").iterdir())
+    assert first["runs"] == {"ran": len(runs), "reused": 0} and len(runs) >= 2
+    assert first["rows"] == run_experiment(name, seed=1, quick=True)["rows"]
+    again = _reproduce(name, tmp_path / "out", tmp_path)
+    assert again["runs"] == {"ran": 0, "reused": len(runs)} and again["rows"] == first["rows"]
+    (runs[0] / "summary.json").unlink()  # as an interrupted run leaves it
+    third = _reproduce(name, tmp_path / "out", tmp_path)
+    assert third["runs"] == {"ran": 1, "reused": len(runs) - 1} and third["rows"] == first["rows"]

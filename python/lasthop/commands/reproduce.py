@@ -23,7 +23,8 @@ from lasthop.experiments import EXPERIMENTS, run_experiment, takes_trace
               help="Runs at a time in worker processes; the rows are identical to --jobs 1.")
 @click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path),
               help="Also write DIR/experiment.json and DIR/report.html (the paper's numbers beside ours, "
-                   "a chart per metric by variant, every row).")
+                   "a chart per metric by variant, every row), and keep every run in DIR/runs/<key> as a "
+                   "sweep does: rerun with the same DIR, only the runs not complete there run.")
 def command(name: str, as_json: bool, seed: int, quick: bool, trace: Path | None, jobs: int, out: Path | None) -> None:
     """Run experiment NAME and print its rows (one per variant and point)."""
     if trace is not None and not takes_trace(name):
@@ -31,20 +32,21 @@ def command(name: str, as_json: bool, seed: int, quick: bool, trace: Path | None
                                + ", ".join(sorted(n for n in EXPERIMENTS if takes_trace(n))))
     if out is not None:
         _check_writable(out)
-    doc = run_experiment(name, seed=seed, quick=quick, trace=trace, jobs=jobs)
+    doc = run_experiment(name, seed=seed, quick=quick, trace=trace, jobs=jobs, cache=out)
     if out is not None:
         from lasthop.report.experiment import write_experiment_report  # matplotlib: only when writing
 
         page = write_experiment_report(doc, out)
         if not as_json:
-            console().print(f"report: {page}")
+            runs = doc["runs"]
+            console().print(f"report: {page} · runs: {runs['ran']} ran, {runs['reused']} reused from {out / 'runs'}")
     if as_json:
         click.echo(json.dumps(doc, sort_keys=True))
         return
     con = console()
     con.print(rows_table(f"{name} · seed {seed}", doc["rows"]))
     for k, v in doc.items():
-        if k not in ("rows", "paper", "experiment", "figures"):
+        if k not in ("rows", "paper", "experiment", "figures", "runs"):
             con.print(f"{k.replace('_', ' ')}: {json.dumps(v, sort_keys=True)}")
     if "paper" in doc:
         con.print(f"paper: {json.dumps(doc['paper'], ensure_ascii=False, sort_keys=True)}")

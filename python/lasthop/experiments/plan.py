@@ -67,10 +67,24 @@ class Experiment:
     """Trace-driven: the plan honours :attr:`Options.trace`."""
 
 
-def execute(plan: Sequence[PlannedRun], jobs: int = 1, workdir: Path | None = None) -> list[Done]:
+@dataclass
+class Cache:
+    """Where an experiment keeps its runs, as a sweep does: ``root/runs/<key>``, keyed by the hash of
+    the resolved scenario and seed (:func:`lasthop.sweeps.point_key`), so a run already complete there
+    is read back instead of run again (a rerun after Ctrl-C or a crash only runs what is missing)."""
+
+    root: Path
+    ran: int = 0
+    reused: int = 0
+
+
+def execute(plan: Sequence[PlannedRun], jobs: int = 1, workdir: Path | None = None, cache: Cache | None = None) -> list[Done]:
     """Runs every planned run: one after another in this process, or with ``jobs`` > 1 in that many
     worker processes (the local pool of ``lasthop sweep``), each saved to a run directory under
-    ``workdir`` and read back. Either way the results come in plan order and are the same."""
+    ``workdir`` and read back. Either way the results come in plan order and are the same. With
+    ``cache``, every run goes to (or is read back from) its directory there."""
+    if cache is not None:
+        return _cached(plan, jobs, cache)
     if jobs <= 1 or len(plan) <= 1:
         return [Done(p, lasthop.run(lasthop.Scenario.from_dict(p.scenario), seed=p.seed)) for p in plan]
     import tempfile
@@ -91,3 +105,28 @@ def execute(plan: Sequence[PlannedRun], jobs: int = 1, workdir: Path | None = No
         for d in done:  # read the lazy tables before the directory goes
             _ = d.result.packets, d.result.rtt, d.result.frames
         return done
+
+
+def _cached(plan: Sequence[PlannedRun], jobs: int, cache: Cache) -> list[Done]:
+    from lasthop.compare import Job, run_jobs
+    from lasthop.errors import LasthopError
+    from lasthop.result import SUMMARY_FILE
+    from lasthop.sweeps import point_key
+
+    dirs: list[Path] = []
+    todo: dict[Path, Job] = {}
+    for p in plan:
+        sc = lasthop.Scenario.from_dict(p.scenario).with_seed(p.seed)
+        d = cache.root / "runs" / point_key(sc, p.seed)
+        dirs.append(d)
+        if not (d / SUMMARY_FILE).exists():
+            todo.setdefault(d, Job(d.name, sc, d))
+    cache.reused += len(set(dirs)) - len(todo)
+    outcomes, interrupted = run_jobs(list(todo.values()), jobs)
+    cache.ran += sum(o.ok for o in outcomes)
+    if interrupted:
+        raise KeyboardInterrupt
+    for o in outcomes:
+        if not o.ok:
+            raise LasthopError(f"run {o.job.out} failed: {o.message}")
+    return [Done(p, lasthop.RunResult.load(d)) for p, d in zip(plan, dirs)]
