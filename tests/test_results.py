@@ -186,9 +186,9 @@ def test_tx_log_has_every_psdu_at_its_rate_and_snr(tmp_path: Path) -> None:
 
 def test_a_run_streamed_to_its_directory_equals_one_kept_in_memory(tmp_path: Path) -> None:
     """Issue 17: ``lasthop.run(..., out=DIR)`` writes the packet log as the run goes, in row groups of
-    finished packets (chunks of 65536 here: three for the home call's 142,672 packets), and gives the
-    same tables and summary bytes as a run kept in memory and saved; the run table ``lasthop run``
-    writes is that streamed one."""
+    finished packets (chunks of 65536 here: three for the home call's 142,672 packets), and the
+    per-PSDU log likewise, and gives the same tables and summary bytes as a run kept in memory and
+    saved."""
     import pyarrow.parquet as pq
 
     home = Path(__file__).resolve().parent.parent / "examples" / "home_rtc.toml"
@@ -197,9 +197,12 @@ def test_a_run_streamed_to_its_directory_equals_one_kept_in_memory(tmp_path: Pat
     assert pq.ParquetFile(tmp_path / "streamed" / "packets.parquet").metadata.num_row_groups == 3
     assert streamed.summary_json() == kept.summary_json()
     pd.testing.assert_frame_equal(streamed.packets, kept.packets)
+    pd.testing.assert_frame_equal(streamed.tx, kept.tx)
     loaded = lasthop.RunResult.load(tmp_path / "streamed")
     pd.testing.assert_frame_equal(loaded.packets, kept.packets)
+    pd.testing.assert_frame_equal(loaded.tx, kept.tx)
     assert sorted(p.name for p in (tmp_path / "streamed").iterdir()) == sorted(RUN_FILES)
     # Saving a streamed result elsewhere copies its file: the same table.
     streamed.save(tmp_path / "copy")
     pd.testing.assert_frame_equal(lasthop.RunResult.load(tmp_path / "copy").packets, kept.packets)
+    pd.testing.assert_frame_equal(lasthop.RunResult.load(tmp_path / "copy").tx, kept.tx)

@@ -64,12 +64,13 @@ class RunResult:
     def __init__(self, summary: dict[str, Any], flows: pd.DataFrame,
                  packets: pd.DataFrame | Callable[[], pd.DataFrame],
                  rtt: _Lazy | None = None, frames: _Lazy | None = None, tx: _Lazy | None = None,
-                 packets_file: Path | None = None) -> None:
+                 packets_file: Path | None = None, tx_file: Path | None = None) -> None:
         self.summary = summary
         self.flows = flows
         self._packets = packets
-        # Where the packet table already is on disk (a streamed or loaded run): saving copies it.
+        # Where the packet and tx tables already are on disk (a streamed or loaded run): saving copies them.
         self._packets_file = packets_file
+        self._tx_file = tx_file
         self._rtt: _Lazy = rtt if rtt is not None else (lambda: _empty_series(RTT_COLUMNS))
         self._frames: _Lazy = frames if frames is not None else (lambda: _empty_series(FRAME_COLUMNS))
         self._tx: _Lazy = tx if tx is not None else (lambda: _empty_series(TX_COLUMNS))
@@ -154,9 +155,9 @@ class RunResult:
 
     @classmethod
     def _from_native(cls, out: Mapping[str, Any], variant: Mapping[str, Any] | None = None,
-                     packets_file: Path | None = None) -> RunResult:
-        """The result of a run from the core's dict; with ``packets_file``, its packet table is that
-        file (streamed there as the run went) and ``out["packets"]`` is ignored."""
+                     streamed: tuple[Path, Path] | None = None) -> RunResult:
+        """The result of a run from the core's dict; with ``streamed``, its packet and tx tables are
+        those files (written as the run went) and ``out["packets"]``, ``out["tx"]`` are ignored."""
         import pandas as pd
 
         flows = list(out["flows"])
@@ -166,12 +167,14 @@ class RunResult:
             summary["variant"] = dict(variant)
         cols, reasons = out["packets"], list(out["drop_reasons"])
         rtt, frames, tx, tx_links = out.get("rtt"), out.get("frames"), out.get("tx"), out.get("tx_links", [])
-        packets: Callable[[], pd.DataFrame] = (lambda: _packets_frame(cols, reasons, names)) if packets_file is None \
-            else (lambda: pd.read_parquet(packets_file))
+        packets: Callable[[], pd.DataFrame] = lambda: _packets_frame(cols, reasons, names)
+        tx_frame: _Lazy | None = (lambda: _tx_frame(tx, tx_links)) if tx is not None else None
+        if streamed is not None:
+            packets, tx_frame = (lambda: pd.read_parquet(streamed[0])), (lambda: pd.read_parquet(streamed[1]))
         return cls(summary, pd.DataFrame(flows if flows else None, columns=None if flows else list(out["flow_columns"])), packets,
                    rtt=(lambda: _rtt_frame(rtt, names)) if rtt is not None else None,
                    frames=(lambda: _frames_frame(frames, names)) if frames is not None else None,
-                   tx=(lambda: _tx_frame(tx, tx_links)) if tx is not None else None, packets_file=packets_file)
+                   tx=tx_frame, packets_file=streamed[0] if streamed else None, tx_file=streamed[1] if streamed else None)
 
     # -- run directories ------------------------------------------------------------------------------
 
@@ -194,15 +197,17 @@ class RunResult:
         def parquet(df: pd.DataFrame) -> Callable[[Path], None]:
             return lambda tmp: pq.write_table(pa.Table.from_pandas(df, preserve_index=False), tmp)
 
-        streamed = self._packets_file
-        if streamed is None:
-            _atomic_write(d / PACKETS_FILE, parquet(self.packets))
-        elif streamed.resolve() != (d / PACKETS_FILE).resolve():
-            _atomic_write(d / PACKETS_FILE, lambda tmp: shutil.copyfile(streamed, tmp))
+        def table(name: str, on_disk: Path | None, df: Callable[[], pd.DataFrame]) -> None:
+            if on_disk is None:
+                _atomic_write(d / name, parquet(df()))
+            elif on_disk.resolve() != (d / name).resolve():
+                _atomic_write(d / name, lambda tmp: shutil.copyfile(on_disk, tmp))
+
+        table(PACKETS_FILE, self._packets_file, lambda: self.packets)
         _atomic_write(d / FLOWS_FILE, parquet(self.flows))
         _atomic_write(d / RTT_FILE, parquet(self.rtt))
         _atomic_write(d / FRAMES_FILE, parquet(self.frames))
-        _atomic_write(d / TX_FILE, parquet(self.tx))
+        table(TX_FILE, self._tx_file, lambda: self.tx)
         text = self.summary_json()
         _atomic_write(d / SUMMARY_FILE, lambda tmp: tmp.write_text(text, encoding="utf-8"))
         _fsync_dir(d)
@@ -232,43 +237,32 @@ class RunResult:
 
         return cls(summary, flows, lambda: pd.read_parquet(d / PACKETS_FILE),
                    rtt=optional(RTT_FILE, RTT_COLUMNS), frames=optional(FRAMES_FILE, FRAME_COLUMNS),
-                   tx=optional(TX_FILE, TX_COLUMNS), packets_file=d / PACKETS_FILE)
+                   tx=optional(TX_FILE, TX_COLUMNS), packets_file=d / PACKETS_FILE,
+                   tx_file=d / TX_FILE if (d / TX_FILE).exists() else None)
 
 
 DROP_REASONS = ("", "queue_full", "aqm", "retry_limit", "deadline", "consumed")
 """The core's drop reasons by code (0: not dropped); a run checks its own list against it."""
 
 
-class PacketStream:
-    """The packet table of a run streamed to ``directory``: each chunk of finished rows the core hands
-    over (:func:`lasthop._lasthop.run`'s ``packet_sink``) becomes a Parquet row group of a file under
-    a temporary name, so memory holds one chunk however long the run. :meth:`close` adds the rows left
-    at the end and puts the file in place as ``packets.parquet`` (the same table a run kept in memory
-    would write; a run that fails leaves only the temporary file)."""
+class _TableStream:
+    """One Parquet file written in row groups under a temporary name, put in place by :meth:`finish`."""
 
-    def __init__(self, directory: Path, flow_names: Sequence[str]) -> None:
-        self.path = directory / PACKETS_FILE
-        self.tmp = self.path.with_name(f".{PACKETS_FILE}.streaming-{os.getpid()}")
-        self.flow_names = list(flow_names)
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.tmp = path.with_name(f".{path.name}.streaming-{os.getpid()}")
         self._writer: Any = None
-        self.rows = 0
 
-    def __call__(self, cols: Mapping[str, tuple[str, bytes]]) -> None:
+    def write(self, df: pd.DataFrame) -> None:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        table = pa.Table.from_pandas(_packets_frame(cols, list(DROP_REASONS), self.flow_names), preserve_index=False)
+        table = pa.Table.from_pandas(df, preserve_index=False)
         if self._writer is None:
             self._writer = pq.ParquetWriter(self.tmp, table.schema)
         self._writer.write_table(table)
-        self.rows += table.num_rows
 
-    def close(self, out: Mapping[str, Any]) -> Path:
-        """Writes the rows ``out`` (the core's finished run) still holds and renames the file into place."""
-        names = [f["flow"] for f in out["flows"]]
-        if names != self.flow_names or list(out["drop_reasons"]) != list(DROP_REASONS):
-            raise RuntimeError(f"packet stream: flows {names} / drop reasons {out['drop_reasons']} differ from the stream's")
-        self(out["packets"])
+    def finish(self) -> Path:
         self._writer.close()
         fd = os.open(self.tmp, os.O_RDONLY)
         try:
@@ -282,6 +276,39 @@ class PacketStream:
         if self._writer is not None:
             self._writer.close()
         self.tmp.unlink(missing_ok=True)
+
+
+class RunStream:
+    """The per-packet and per-PSDU tables of a run streamed to ``directory``: each chunk of rows the core
+    hands over (:func:`lasthop._lasthop.run`'s ``sink``) becomes a Parquet row group of
+    ``packets.parquet`` or ``tx.parquet`` under a temporary name, so memory holds one chunk however long
+    the run. :meth:`close` adds the rows left at the end and puts the files in place (the same tables a
+    run kept in memory would write); a run that fails leaves only temporary files, which
+    :meth:`abandon` removes."""
+
+    def __init__(self, directory: Path, flow_names: Sequence[str]) -> None:
+        self.flow_names = list(flow_names)
+        self.packets = _TableStream(directory / PACKETS_FILE)
+        self.tx = _TableStream(directory / TX_FILE)
+
+    def __call__(self, table: str, cols: Mapping[str, tuple[str, bytes]], links: Sequence[Sequence[str]] | None) -> None:
+        if table == "packets":
+            self.packets.write(_packets_frame(cols, list(DROP_REASONS), self.flow_names))
+        else:
+            self.tx.write(_tx_frame(cols, links or []))
+
+    def close(self, out: Mapping[str, Any]) -> tuple[Path, Path]:
+        """Writes the rows ``out`` (the core's finished run) still holds; returns the packet and tx files."""
+        names = [f["flow"] for f in out["flows"]]
+        if names != self.flow_names or list(out["drop_reasons"]) != list(DROP_REASONS):
+            raise RuntimeError(f"run stream: flows {names} / drop reasons {out['drop_reasons']} differ from the stream's")
+        self("packets", out["packets"], None)
+        self("tx", out["tx"], out["tx_links"])
+        return self.packets.finish(), self.tx.finish()
+
+    def abandon(self) -> None:
+        self.packets.abandon()
+        self.tx.abandon()
 
 
 SETUP_COLUMNS = ("node", "role", "path", "queues", "link", "rate_control", "rate_control_detail", "streams", "mechanisms",
@@ -483,7 +510,7 @@ def _tx_frame(cols: Mapping[str, tuple[str, bytes]], links: Sequence[Sequence[st
     names = pd.Index([f"{a}->{b}" for a, b in links]) if links else pd.Index([], dtype=object)
 
     def end(i: int) -> pd.Categorical:
-        values = pd.Index(list(dict.fromkeys(x[i] for x in links)), dtype=object)
+        values = pd.Index(list(dict.fromkeys(x[i] for x in links))) if links else pd.Index([], dtype=object)
         codes = np.asarray([values.get_loc(x[i]) for x in links], dtype=np.int64)
         return pd.Categorical.from_codes(codes[link] if len(link) else link, categories=values)
 

@@ -38,9 +38,10 @@ def run(scenario: Scenario | str | os.PathLike[str] | Mapping[str, Any], seed: i
     model's fields, cut after the headers; see FIDELITY.md).
 
     With ``out``, the run directory is written there as :meth:`RunResult.save` would, and the packet
-    log goes to ``packets.parquet`` as the run goes, in row groups of finished packets: memory then
-    holds the packets in flight and one chunk, however long the run (the flows table and the other
-    tables are kept as without ``out``). The result reads its packets from that file.
+    log and the per-PSDU log go to ``packets.parquet`` and ``tx.parquet`` as the run goes, in row
+    groups (of finished packets): memory then holds the packets in flight and one chunk, however long
+    the run (the flow, RTT and frame tables are kept as without ``out``). The result reads those
+    tables from the files.
     """
     sc = _as_scenario(scenario)
     if seed is not None:
@@ -53,20 +54,20 @@ def run(scenario: Scenario | str | os.PathLike[str] | Mapping[str, Any], seed: i
         return RunResult._from_native(done, variant=sc.variant_info())
     from pathlib import Path
 
-    from lasthop.result import SUMMARY_FILE, PacketStream
+    from lasthop.result import SUMMARY_FILE, RunStream
 
     d = Path(out)
     d.mkdir(parents=True, exist_ok=True)
     (d / SUMMARY_FILE).unlink(missing_ok=True)  # never complete-looking while it is being rewritten
-    stream = PacketStream(d, [f["name"] for f in sc.to_dict()["flows"]])
+    stream = RunStream(d, [f["name"] for f in sc.to_dict()["flows"]])
     try:
         done = in_engine_thread(lambda: _lasthop.run(sc.to_json(), sc.base_dir, None, handle, pcap, stream), handle, sc,
                                 show=show)
-        packets = stream.close(done)
+        files = stream.close(done)
     except BaseException:
         stream.abandon()
         raise
-    result = RunResult._from_native(done, variant=sc.variant_info(), packets_file=packets)
+    result = RunResult._from_native(done, variant=sc.variant_info(), streamed=files)
     result.save(d)
     return result
 

@@ -77,10 +77,11 @@ fn u32_bytes(v: &[u32]) -> Vec<u8> {
 /// Runs a scenario. Returns a dict with `packets` (column name → (numpy dtype, bytes)), `flows`
 /// (list of dicts), `components`, `events`, `event_digest`, `seed` and `resolved` (scenario JSON).
 /// With `pcap_dir`, `<node>.pcap` there for every end host ([`lasthop_emu::pcap::HostCaptures`]).
-/// With `packet_sink`, the packet log's finished rows go to `packet_sink(columns)` as the run goes, in
-/// packet-id order and chunks of at least `sink_rows`; `packets` then holds the rows after them.
+/// With `sink`, the packet log's finished rows go to `sink("packets", columns, None)` as the run goes,
+/// in packet-id order and chunks of at least `sink_rows`, and the per-PSDU rows to `sink("tx", columns,
+/// link names)`; `packets` and `tx` then hold the rows after them.
 #[pyfunction]
-#[pyo3(signature = (scenario_json, base_dir, seed=None, progress=None, pcap_dir=None, packet_sink=None, sink_rows=65536))]
+#[pyo3(signature = (scenario_json, base_dir, seed=None, progress=None, pcap_dir=None, sink=None, sink_rows=65536))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
@@ -89,7 +90,7 @@ fn run<'py>(
     seed: Option<u64>,
     progress: Option<&Bound<'py, Progress>>,
     pcap_dir: Option<&str>,
-    packet_sink: Option<&Bound<'py, PyAny>>,
+    sink: Option<&Bound<'py, PyAny>>,
     sink_rows: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
     let sc = Scenario::from_json_str(scenario_json, Path::new(base_dir)).map_err(|e| PyValueError::new_err(e.to_string()))?;
@@ -106,13 +107,17 @@ fn run<'py>(
         shared.0.store(t.as_ns(), Ordering::Relaxed);
         !shared.1.load(Ordering::Relaxed)
     };
-    let done = match packet_sink {
+    let rows = sink_rows.max(1);
+    let done = match sink {
         None => py.detach(|| sim.run_to_end(&mut cb)),
         Some(sink) => loop {
-            match py.detach(|| sim.run_until_packet_rows(sink_rows.max(1), &mut cb)) {
+            match py.detach(|| sim.run_until_rows(rows, &mut cb)) {
                 Ok(true) => {
-                    if let Some(chunk) = sim.take_packet_rows(sink_rows.max(1)) {
-                        sink.call1((packet_columns(py, &chunk)?,))?;
+                    if let Some(chunk) = sim.take_packet_rows(rows) {
+                        sink.call1(("packets", packet_columns(py, &chunk)?, py.None()))?;
+                    }
+                    if let Some((tx, links)) = sim.take_tx_rows(rows) {
+                        sink.call1(("tx", tx_columns(py, &tx)?, links))?;
                     }
                 }
                 other => break other.map(|_| ()),
@@ -144,6 +149,21 @@ fn packet_columns<'py>(py: Python<'py>, log: &lasthop_core::stats::PacketLog) ->
     Ok(cols)
 }
 
+/// Per-PSDU transmission rows as columns (name → (numpy dtype, bytes)).
+fn tx_columns<'py>(py: Python<'py>, t: &lasthop_core::mac::medium::TxLog) -> PyResult<Bound<'py, PyDict>> {
+    let tx = PyDict::new(py);
+    tx.set_item("t_ns", ("<u8", PyBytes::new(py, &u64_bytes(&t.t_ns))))?;
+    tx.set_item("link", ("<u4", PyBytes::new(py, &u32_bytes(&t.link))))?;
+    tx.set_item("mcs", ("|u1", PyBytes::new(py, &t.mcs)))?;
+    tx.set_item("nss", ("|u1", PyBytes::new(py, &t.nss)))?;
+    tx.set_item("rate_mbps", ("<f4", PyBytes::new(py, &t.rate_mbps.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>())))?;
+    tx.set_item("snr_db", ("<f4", PyBytes::new(py, &t.snr_db.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>())))?;
+    tx.set_item("mpdus", ("<u2", PyBytes::new(py, &t.mpdus.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>())))?;
+    tx.set_item("received", ("<u2", PyBytes::new(py, &t.received.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>())))?;
+    tx.set_item("collided", ("|u1", PyBytes::new(py, &t.collided.iter().map(|&c| c as u8).collect::<Vec<u8>>())))?;
+    Ok(tx)
+}
+
 /// A finished run as the dict `run` returns.
 pub(crate) fn output_dict<'py>(py: Python<'py>, out: &sim::RunOutput, sc: &Scenario, seed: u64) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
@@ -160,18 +180,7 @@ pub(crate) fn output_dict<'py>(py: Python<'py>, out: &sim::RunOutput, sc: &Scena
     fr.set_item("done_ns", ("<u8", PyBytes::new(py, &u64_bytes(&out.frames.done))))?;
     fr.set_item("dropped", ("|u1", PyBytes::new(py, &out.frames.dropped)))?;
     d.set_item("frames", fr)?;
-    let tx = PyDict::new(py);
-    let t = &out.tx;
-    tx.set_item("t_ns", ("<u8", PyBytes::new(py, &u64_bytes(&t.t_ns))))?;
-    tx.set_item("link", ("<u4", PyBytes::new(py, &u32_bytes(&t.link))))?;
-    tx.set_item("mcs", ("|u1", PyBytes::new(py, &t.mcs)))?;
-    tx.set_item("nss", ("|u1", PyBytes::new(py, &t.nss)))?;
-    tx.set_item("rate_mbps", ("<f4", PyBytes::new(py, &t.rate_mbps.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>())))?;
-    tx.set_item("snr_db", ("<f4", PyBytes::new(py, &t.snr_db.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>())))?;
-    tx.set_item("mpdus", ("<u2", PyBytes::new(py, &t.mpdus.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>())))?;
-    tx.set_item("received", ("<u2", PyBytes::new(py, &t.received.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>())))?;
-    tx.set_item("collided", ("|u1", PyBytes::new(py, &t.collided.iter().map(|&c| c as u8).collect::<Vec<u8>>())))?;
-    d.set_item("tx", tx)?;
+    d.set_item("tx", tx_columns(py, &out.tx)?)?;
     d.set_item("tx_links", out.tx_links.clone())?;
     let reasons: Vec<&str> = (0u8..=5).map(drop_name).collect();
     d.set_item("drop_reasons", reasons)?;

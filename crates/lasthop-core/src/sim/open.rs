@@ -280,15 +280,16 @@ impl Sim {
         (self.w.finish(), tap)
     }
 
-    /// Steps until at least `rows` packet-log rows are finished, so that [`Sim::take_packet_rows`] can
-    /// take them (`Ok(true)`), or to the end (`Ok(false)`); `progress` as in [`Sim::run_to_end`].
-    pub fn run_until_packet_rows(&mut self, rows: usize, progress: Progress<'_>) -> Result<bool, RunError> {
+    /// Steps until at least `rows` packet-log rows are finished or `rows` transmissions logged, so that
+    /// [`Sim::take_packet_rows`] or [`Sim::take_tx_rows`] can take them (`Ok(true)`), or to the end
+    /// (`Ok(false)`); `progress` as in [`Sim::run_to_end`].
+    pub fn run_until_rows(&mut self, rows: usize, progress: Progress<'_>) -> Result<bool, RunError> {
         while let Some(now) = self.step() {
             if self.events() & 0xfff == 0 {
                 if self.events() & 0xffff == 0 && !progress(now) {
                     return Err(RunError::Interrupted(now));
                 }
-                if self.w.log.finished_rows() >= rows {
+                if self.w.log.finished_rows() >= rows || self.w.medium.as_ref().is_some_and(|m| m.tx_log.len() >= rows) {
                     return Ok(true);
                 }
             }
@@ -301,6 +302,13 @@ impl Sim {
     /// flight, if there are at least `min_rows` (the rows left go to [`RunOutput::packets`]).
     pub fn take_packet_rows(&mut self, min_rows: usize) -> Option<crate::stats::PacketLog> {
         self.w.log.take_finished(min_rows)
+    }
+
+    /// Takes out the per-PSDU transmission rows logged so far (final when logged), with the names of
+    /// the links they index, if there are at least `min_rows` (the rows left go to [`RunOutput::tx`]).
+    pub fn take_tx_rows(&mut self, min_rows: usize) -> Option<(crate::mac::medium::TxLog, Vec<(String, String)>)> {
+        let m = self.w.medium.as_mut()?;
+        (m.tx_log.len() >= min_rows.max(1)).then(|| (std::mem::take(&mut m.tx_log), m.link_names()))
     }
 
     /// Rows the packet log holds now (those not taken out).

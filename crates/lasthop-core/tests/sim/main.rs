@@ -287,8 +287,8 @@ backlog = 5000
 
 /// Issue 17: a run that takes its finished packet-log rows out as it goes (in chunks of at least
 /// `rows`) ends with the same log, column by column and with the same packet ids, as a run that keeps
-/// them all, for the full log and for a sampled one; and the log held at any time stays far below the
-/// whole (its rows from the oldest packet in flight on).
+/// them all, for the full log and for a sampled one (and the same transmission log, taken out too);
+/// and the log held at any time stays far below the whole (its rows from the oldest packet in flight on).
 #[test]
 fn taking_finished_rows_out_keeps_the_log_and_bounds_what_is_held() {
     for output in ["", "output = { packets = \"sampled\", sample_every = 3 }\n"] {
@@ -297,14 +297,19 @@ fn taking_finished_rows_out_keeps_the_log_and_bounds_what_is_held() {
         let mut s = Sim::new(&sc, 3);
         let mut chunks = Vec::new();
         let mut held_max = 0;
-        while s.run_until_packet_rows(500, &mut |_| true).unwrap() {
-            let c = s.take_packet_rows(500).expect("500 finished rows");
-            assert!(c.len() >= 500);
-            chunks.push(c);
+        let mut tx = Vec::new();
+        while s.run_until_rows(500, &mut |_| true).unwrap() {
+            let (c, t) = (s.take_packet_rows(500), s.take_tx_rows(500));
+            assert!(c.as_ref().map_or(0, |c| c.len()).max(t.as_ref().map_or(0, |t| t.0.len())) >= 500);
+            chunks.extend(c);
+            tx.extend(t.map(|t| t.0.t_ns));
             held_max = held_max.max(s.packet_rows_held());
         }
         let rest = s.finish();
-        assert_eq!(rest.event_digest, closed(&sc).event_digest, "{output}");
+        let reference = closed(&sc);
+        assert_eq!(rest.event_digest, reference.event_digest, "{output}");
+        tx.push(rest.tx.t_ns);
+        assert_eq!(tx.concat(), reference.tx.t_ns, "{output}: the transmission log");
         chunks.push(rest.packets);
         assert!(chunks.len() > 10, "{output}: {} chunks", chunks.len());
         let cat = |f: &dyn Fn(&lasthop_core::stats::PacketLog) -> Vec<u64>| chunks.iter().flat_map(f).collect::<Vec<u64>>();

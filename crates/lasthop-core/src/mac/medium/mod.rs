@@ -248,6 +248,14 @@ pub struct TxLog {
 }
 
 impl TxLog {
+    pub fn len(&self) -> usize {
+        self.t_ns.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.t_ns.is_empty()
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn push(&mut self, t: SimTime, link: u32, txv: &TxVector, snr_db: f64, mpdus: usize, received: usize, collided: bool) {
         self.t_ns.push(t.as_ns());
