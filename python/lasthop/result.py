@@ -64,13 +64,12 @@ class RunResult:
     def __init__(self, summary: dict[str, Any], flows: pd.DataFrame,
                  packets: pd.DataFrame | Callable[[], pd.DataFrame],
                  rtt: _Lazy | None = None, frames: _Lazy | None = None, tx: _Lazy | None = None,
-                 packets_file: Path | None = None, tx_file: Path | None = None) -> None:
+                 files: Mapping[str, Path] | None = None) -> None:
         self.summary = summary
         self.flows = flows
         self._packets = packets
-        # Where the packet and tx tables already are on disk (a streamed or loaded run): saving copies them.
-        self._packets_file = packets_file
-        self._tx_file = tx_file
+        # Where tables already are on disk (a streamed or loaded run): saving copies those files.
+        self._files: dict[str, Path] = dict(files or {})
         self._rtt: _Lazy = rtt if rtt is not None else (lambda: _empty_series(RTT_COLUMNS))
         self._frames: _Lazy = frames if frames is not None else (lambda: _empty_series(FRAME_COLUMNS))
         self._tx: _Lazy = tx if tx is not None else (lambda: _empty_series(TX_COLUMNS))
@@ -155,9 +154,9 @@ class RunResult:
 
     @classmethod
     def _from_native(cls, out: Mapping[str, Any], variant: Mapping[str, Any] | None = None,
-                     streamed: tuple[Path, Path] | None = None) -> RunResult:
-        """The result of a run from the core's dict; with ``streamed``, its packet and tx tables are
-        those files (written as the run went) and ``out["packets"]``, ``out["tx"]`` are ignored."""
+                     streamed: Mapping[str, Path] | None = None) -> RunResult:
+        """The result of a run from the core's dict; with ``streamed`` (table name → file), those tables
+        are the files written as the run went, and the core's rows of them are ignored."""
         import pandas as pd
 
         flows = list(out["flows"])
@@ -167,14 +166,17 @@ class RunResult:
             summary["variant"] = dict(variant)
         cols, reasons = out["packets"], list(out["drop_reasons"])
         rtt, frames, tx, tx_links = out.get("rtt"), out.get("frames"), out.get("tx"), out.get("tx_links", [])
-        packets: Callable[[], pd.DataFrame] = lambda: _packets_frame(cols, reasons, names)
-        tx_frame: _Lazy | None = (lambda: _tx_frame(tx, tx_links)) if tx is not None else None
-        if streamed is not None:
-            packets, tx_frame = (lambda: pd.read_parquet(streamed[0])), (lambda: pd.read_parquet(streamed[1]))
-        return cls(summary, pd.DataFrame(flows if flows else None, columns=None if flows else list(out["flow_columns"])), packets,
-                   rtt=(lambda: _rtt_frame(rtt, names)) if rtt is not None else None,
+        files = dict(streamed or {})
+
+        def table(name: str, build: Callable[[], pd.DataFrame]) -> Callable[[], pd.DataFrame]:
+            path = files.get(name)
+            return build if path is None else (lambda: pd.read_parquet(path))
+
+        return cls(summary, pd.DataFrame(flows if flows else None, columns=None if flows else list(out["flow_columns"])),
+                   table("packets", lambda: _packets_frame(cols, reasons, names)),
+                   rtt=table("rtt", lambda: _rtt_frame(rtt, names)) if rtt is not None else None,
                    frames=(lambda: _frames_frame(frames, names)) if frames is not None else None,
-                   tx=tx_frame, packets_file=streamed[0] if streamed else None, tx_file=streamed[1] if streamed else None)
+                   tx=table("tx", lambda: _tx_frame(tx, tx_links)) if tx is not None else None, files=files)
 
     # -- run directories ------------------------------------------------------------------------------
 
@@ -203,11 +205,11 @@ class RunResult:
             elif on_disk.resolve() != (d / name).resolve():
                 _atomic_write(d / name, lambda tmp: shutil.copyfile(on_disk, tmp))
 
-        table(PACKETS_FILE, self._packets_file, lambda: self.packets)
+        table(PACKETS_FILE, self._files.get("packets"), lambda: self.packets)
         _atomic_write(d / FLOWS_FILE, parquet(self.flows))
-        _atomic_write(d / RTT_FILE, parquet(self.rtt))
+        table(RTT_FILE, self._files.get("rtt"), lambda: self.rtt)
         _atomic_write(d / FRAMES_FILE, parquet(self.frames))
-        table(TX_FILE, self._tx_file, lambda: self.tx)
+        table(TX_FILE, self._files.get("tx"), lambda: self.tx)
         text = self.summary_json()
         _atomic_write(d / SUMMARY_FILE, lambda tmp: tmp.write_text(text, encoding="utf-8"))
         _fsync_dir(d)
@@ -237,8 +239,8 @@ class RunResult:
 
         return cls(summary, flows, lambda: pd.read_parquet(d / PACKETS_FILE),
                    rtt=optional(RTT_FILE, RTT_COLUMNS), frames=optional(FRAMES_FILE, FRAME_COLUMNS),
-                   tx=optional(TX_FILE, TX_COLUMNS), packets_file=d / PACKETS_FILE,
-                   tx_file=d / TX_FILE if (d / TX_FILE).exists() else None)
+                   tx=optional(TX_FILE, TX_COLUMNS),
+                   files={k: d / f for k, f in (("packets", PACKETS_FILE), ("rtt", RTT_FILE), ("tx", TX_FILE)) if (d / f).exists()})
 
 
 DROP_REASONS = ("", "queue_full", "aqm", "retry_limit", "deadline", "consumed")
@@ -279,36 +281,40 @@ class _TableStream:
 
 
 class RunStream:
-    """The per-packet and per-PSDU tables of a run streamed to ``directory``: each chunk of rows the core
-    hands over (:func:`lasthop._lasthop.run`'s ``sink``) becomes a Parquet row group of
-    ``packets.parquet`` or ``tx.parquet`` under a temporary name, so memory holds one chunk however long
+    """The per-packet, per-PSDU and RTT tables of a run streamed to ``directory``: each chunk of rows the
+    core hands over (:func:`lasthop._lasthop.run`'s ``sink``) becomes a Parquet row group of
+    ``packets.parquet``, ``tx.parquet`` or ``rtt.parquet`` under a temporary name, so memory holds one chunk however long
     the run. :meth:`close` adds the rows left at the end and puts the files in place (the same tables a
     run kept in memory would write); a run that fails leaves only temporary files, which
     :meth:`abandon` removes."""
 
     def __init__(self, directory: Path, flow_names: Sequence[str]) -> None:
         self.flow_names = list(flow_names)
-        self.packets = _TableStream(directory / PACKETS_FILE)
-        self.tx = _TableStream(directory / TX_FILE)
+        self.tables = {"packets": _TableStream(directory / PACKETS_FILE), "tx": _TableStream(directory / TX_FILE),
+                       "rtt": _TableStream(directory / RTT_FILE)}
 
     def __call__(self, table: str, cols: Mapping[str, tuple[str, bytes]], links: Sequence[Sequence[str]] | None) -> None:
         if table == "packets":
-            self.packets.write(_packets_frame(cols, list(DROP_REASONS), self.flow_names))
+            df = _packets_frame(cols, list(DROP_REASONS), self.flow_names)
+        elif table == "tx":
+            df = _tx_frame(cols, links or [])
         else:
-            self.tx.write(_tx_frame(cols, links or []))
+            df = _rtt_frame(cols, self.flow_names)
+        self.tables[table].write(df)
 
-    def close(self, out: Mapping[str, Any]) -> tuple[Path, Path]:
-        """Writes the rows ``out`` (the core's finished run) still holds; returns the packet and tx files."""
+    def close(self, out: Mapping[str, Any]) -> dict[str, Path]:
+        """Writes the rows ``out`` (the core's finished run) still holds; returns each table's file."""
         names = [f["flow"] for f in out["flows"]]
         if names != self.flow_names or list(out["drop_reasons"]) != list(DROP_REASONS):
             raise RuntimeError(f"run stream: flows {names} / drop reasons {out['drop_reasons']} differ from the stream's")
         self("packets", out["packets"], None)
         self("tx", out["tx"], out["tx_links"])
-        return self.packets.finish(), self.tx.finish()
+        self("rtt", out["rtt"], None)
+        return {name: t.finish() for name, t in self.tables.items()}
 
     def abandon(self) -> None:
-        self.packets.abandon()
-        self.tx.abandon()
+        for t in self.tables.values():
+            t.abandon()
 
 
 SETUP_COLUMNS = ("node", "role", "path", "queues", "link", "rate_control", "rate_control_detail", "streams", "mechanisms",

@@ -38,10 +38,10 @@ def run(scenario: Scenario | str | os.PathLike[str] | Mapping[str, Any], seed: i
     model's fields, cut after the headers; see FIDELITY.md).
 
     With ``out``, the run directory is written there as :meth:`RunResult.save` would, and the packet
-    log and the per-PSDU log go to ``packets.parquet`` and ``tx.parquet`` as the run goes, in row
-    groups (of finished packets): memory then holds the packets in flight and one chunk, however long
-    the run (the flow, RTT and frame tables are kept as without ``out``). The result reads those
-    tables from the files.
+    log, the per-PSDU log and the RTT samples go to ``packets.parquet``, ``tx.parquet`` and
+    ``rtt.parquet`` as the run goes, in row groups (of finished packets): memory then holds the
+    packets in flight and one chunk of each (the flow metrics and the frame table are kept as without
+    ``out``). The result reads those tables from the files.
     """
     sc = _as_scenario(scenario)
     if seed is not None:

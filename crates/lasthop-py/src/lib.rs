@@ -78,8 +78,9 @@ fn u32_bytes(v: &[u32]) -> Vec<u8> {
 /// (list of dicts), `components`, `events`, `event_digest`, `seed` and `resolved` (scenario JSON).
 /// With `pcap_dir`, `<node>.pcap` there for every end host ([`lasthop_emu::pcap::HostCaptures`]).
 /// With `sink`, the packet log's finished rows go to `sink("packets", columns, None)` as the run goes,
-/// in packet-id order and chunks of at least `sink_rows`, and the per-PSDU rows to `sink("tx", columns,
-/// link names)`; `packets` and `tx` then hold the rows after them.
+/// in packet-id order and chunks of at least `sink_rows`, the per-PSDU rows to `sink("tx", columns,
+/// link names)` and the RTT samples (in time order) to `sink("rtt", columns, None)`; `packets`, `tx`
+/// and `rtt` then hold the rows after them.
 #[pyfunction]
 #[pyo3(signature = (scenario_json, base_dir, seed=None, progress=None, pcap_dir=None, sink=None, sink_rows=65536))]
 #[allow(clippy::too_many_arguments)]
@@ -119,6 +120,9 @@ fn run<'py>(
                     if let Some((tx, links)) = sim.take_tx_rows(rows) {
                         sink.call1(("tx", tx_columns(py, &tx)?, links))?;
                     }
+                    if let Some(rtt) = sim.take_rtt_rows(rows) {
+                        sink.call1(("rtt", rtt_columns(py, &rtt)?, py.None()))?;
+                    }
                 }
                 other => break other.map(|_| ()),
             }
@@ -149,6 +153,15 @@ fn packet_columns<'py>(py: Python<'py>, log: &lasthop_core::stats::PacketLog) ->
     Ok(cols)
 }
 
+/// RTT samples as columns (name → (numpy dtype, bytes)).
+fn rtt_columns<'py>(py: Python<'py>, r: &lasthop_core::stats::RttSeries) -> PyResult<Bound<'py, PyDict>> {
+    let rtt = PyDict::new(py);
+    rtt.set_item("flow", ("<u4", PyBytes::new(py, &u32_bytes(&r.flow))))?;
+    rtt.set_item("t_ns", ("<u8", PyBytes::new(py, &u64_bytes(&r.t))))?;
+    rtt.set_item("rtt_ns", ("<u8", PyBytes::new(py, &u64_bytes(&r.rtt))))?;
+    Ok(rtt)
+}
+
 /// Per-PSDU transmission rows as columns (name → (numpy dtype, bytes)).
 fn tx_columns<'py>(py: Python<'py>, t: &lasthop_core::mac::medium::TxLog) -> PyResult<Bound<'py, PyDict>> {
     let tx = PyDict::new(py);
@@ -168,11 +181,7 @@ fn tx_columns<'py>(py: Python<'py>, t: &lasthop_core::mac::medium::TxLog) -> PyR
 pub(crate) fn output_dict<'py>(py: Python<'py>, out: &sim::RunOutput, sc: &Scenario, seed: u64) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("packets", packet_columns(py, &out.packets)?)?;
-    let rtt = PyDict::new(py);
-    rtt.set_item("flow", ("<u4", PyBytes::new(py, &u32_bytes(&out.rtt.flow))))?;
-    rtt.set_item("t_ns", ("<u8", PyBytes::new(py, &u64_bytes(&out.rtt.t))))?;
-    rtt.set_item("rtt_ns", ("<u8", PyBytes::new(py, &u64_bytes(&out.rtt.rtt))))?;
-    d.set_item("rtt", rtt)?;
+    d.set_item("rtt", rtt_columns(py, &out.rtt)?)?;
     let fr = PyDict::new(py);
     fr.set_item("flow", ("<u4", PyBytes::new(py, &u32_bytes(&out.frames.flow))))?;
     fr.set_item("frame", ("<u8", PyBytes::new(py, &u64_bytes(&out.frames.frame))))?;

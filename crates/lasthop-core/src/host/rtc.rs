@@ -88,6 +88,10 @@ impl Host for RtcHost {
             }
             (Hdr::Rtcp { .. }, Some(Payload::Rtcp(m))) => {
                 self.session.on_rtcp(now, &m);
+                // RTT samples go to the flow's metrics as they are taken (a long call keeps none).
+                for (at, v) in std::mem::take(&mut self.session.samples.rtt) {
+                    s.tracker().on_rtt(at, v);
+                }
                 self.poll(s);
             }
             _ => {}
@@ -95,9 +99,6 @@ impl Host for RtcHost {
     }
 
     fn finish(&mut self, tr: &mut FlowTracker) {
-        for &(at, v) in &self.session.samples.rtt {
-            tr.on_rtt(at, v);
-        }
         let frame_bytes = self.session.samples.frames.iter().filter(|(t, _)| *t >= tr.measure_from && *t < tr.measure_to).map(|f| f.1).sum();
         tr.video = Some((self.session.report(self.deadline), frame_bytes));
     }

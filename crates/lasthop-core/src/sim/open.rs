@@ -280,16 +280,17 @@ impl Sim {
         (self.w.finish(), tap)
     }
 
-    /// Steps until at least `rows` packet-log rows are finished or `rows` transmissions logged, so that
-    /// [`Sim::take_packet_rows`] or [`Sim::take_tx_rows`] can take them (`Ok(true)`), or to the end
-    /// (`Ok(false)`); `progress` as in [`Sim::run_to_end`].
+    /// Steps until at least `rows` packet-log rows are finished, or `rows` transmissions or RTT samples
+    /// logged, so that [`Sim::take_packet_rows`], [`Sim::take_tx_rows`] or [`Sim::take_rtt_rows`] can
+    /// take them (`Ok(true)`), or to the end (`Ok(false)`); `progress` as in [`Sim::run_to_end`].
     pub fn run_until_rows(&mut self, rows: usize, progress: Progress<'_>) -> Result<bool, RunError> {
         while let Some(now) = self.step() {
             if self.events() & 0xfff == 0 {
                 if self.events() & 0xffff == 0 && !progress(now) {
                     return Err(RunError::Interrupted(now));
                 }
-                if self.w.log.finished_rows() >= rows || self.w.medium.as_ref().is_some_and(|m| m.tx_log.len() >= rows) {
+                let rtt = || self.w.trackers.iter().map(|t| t.rtt_series.len()).sum::<usize>();
+                if self.w.log.finished_rows() >= rows || self.w.medium.as_ref().is_some_and(|m| m.tx_log.len() >= rows) || rtt() >= rows {
                     return Ok(true);
                 }
             }
@@ -309,6 +310,13 @@ impl Sim {
     pub fn take_tx_rows(&mut self, min_rows: usize) -> Option<(crate::mac::medium::TxLog, Vec<(String, String)>)> {
         let m = self.w.medium.as_mut()?;
         (m.tx_log.len() >= min_rows.max(1)).then(|| (std::mem::take(&mut m.tx_log), m.link_names()))
+    }
+
+    /// Takes out the RTT samples taken before now (in time order), if there are at least `min_rows`
+    /// (the rest go to [`RunOutput::rtt`]).
+    pub fn take_rtt_rows(&mut self, min_rows: usize) -> Option<crate::stats::RttSeries> {
+        let now = self.now();
+        (self.w.trackers.iter().map(|t| t.rtt_series.len()).sum::<usize>() >= min_rows.max(1)).then(|| self.w.take_rtt(now))
     }
 
     /// Rows the packet log holds now (those not taken out).

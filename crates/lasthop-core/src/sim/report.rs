@@ -2,6 +2,7 @@
 
 use super::open::RunOutput;
 use super::world::World;
+use crate::time::SimTime;
 
 impl World {
     pub(super) fn finish(mut self) -> RunOutput {
@@ -33,15 +34,29 @@ impl World {
         }
     }
 
-    /// Every RTT sample and every video frame of every flow.
-    fn series(&self) -> (crate::stats::RttSeries, crate::stats::FrameSeries) {
+    /// The RTT samples of every flow taken before `before` and not taken out yet, in time order (flow
+    /// order among samples of one instant). Samples are taken at their own time, so the samples left
+    /// all come later: chunks taken as a run goes concatenate to the order of a run that kept them.
+    pub(super) fn take_rtt(&mut self, before: SimTime) -> crate::stats::RttSeries {
+        let mut rows: Vec<(SimTime, u32, u64)> = Vec::new();
+        for (i, tr) in self.trackers.iter_mut().enumerate() {
+            let n = tr.rtt_series.partition_point(|&(t, _)| t < before);
+            rows.extend(tr.rtt_series.drain(..n).map(|(t, v)| (t, i as u32, v)));
+        }
+        rows.sort_by_key(|&(t, flow, _)| (t, flow));
         let mut rtt = crate::stats::RttSeries::default();
+        for (t, flow, v) in rows {
+            rtt.push(flow, t, v);
+        }
+        rtt
+    }
+
+    /// Every RTT sample (not taken out yet) and every video frame of every flow.
+    fn series(&mut self) -> (crate::stats::RttSeries, crate::stats::FrameSeries) {
+        let rtt = self.take_rtt(SimTime::MAX);
         let mut frames = crate::stats::FrameSeries::default();
-        for (i, (s, tr)) in self.sources.iter().zip(&self.trackers).enumerate() {
+        for (i, s) in self.sources.iter().enumerate() {
             let i = i as u32;
-            for &(t, v) in &tr.rtt_series {
-                rtt.push(i, t, v);
-            }
             let mut log = s.host.as_ref().map(|h| h.frames()).unwrap_or_default();
             log.sort_by_key(|x| x.0);
             for (id, c, d, dropped) in log {

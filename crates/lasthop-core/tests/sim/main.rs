@@ -287,7 +287,8 @@ backlog = 5000
 
 /// Issue 17: a run that takes its finished packet-log rows out as it goes (in chunks of at least
 /// `rows`) ends with the same log, column by column and with the same packet ids, as a run that keeps
-/// them all, for the full log and for a sampled one (and the same transmission log, taken out too);
+/// them all, for the full log and for a sampled one (and the same transmission and RTT logs, taken out
+/// too);
 /// and the log held at any time stays far below the whole (its rows from the oldest packet in flight on).
 #[test]
 fn taking_finished_rows_out_keeps_the_log_and_bounds_what_is_held() {
@@ -297,12 +298,13 @@ fn taking_finished_rows_out_keeps_the_log_and_bounds_what_is_held() {
         let mut s = Sim::new(&sc, 3);
         let mut chunks = Vec::new();
         let mut held_max = 0;
-        let mut tx = Vec::new();
+        let (mut tx, mut rtt) = (Vec::new(), Vec::new());
         while s.run_until_rows(500, &mut |_| true).unwrap() {
-            let (c, t) = (s.take_packet_rows(500), s.take_tx_rows(500));
-            assert!(c.as_ref().map_or(0, |c| c.len()).max(t.as_ref().map_or(0, |t| t.0.len())) >= 500);
+            let (c, t, r) = (s.take_packet_rows(500), s.take_tx_rows(500), s.take_rtt_rows(500));
+            assert!(c.is_some() || t.is_some() || r.is_some());
             chunks.extend(c);
             tx.extend(t.map(|t| t.0.t_ns));
+            rtt.extend(r.map(|r| r.flow.iter().zip(&r.t).zip(&r.rtt).map(|((&f, &t), &v)| (f, t, v)).collect::<Vec<_>>()));
             held_max = held_max.max(s.packet_rows_held());
         }
         let rest = s.finish();
@@ -310,6 +312,11 @@ fn taking_finished_rows_out_keeps_the_log_and_bounds_what_is_held() {
         assert_eq!(rest.event_digest, reference.event_digest, "{output}");
         tx.push(rest.tx.t_ns);
         assert_eq!(tx.concat(), reference.tx.t_ns, "{output}: the transmission log");
+        let whole_rtt = |r: &lasthop_core::stats::RttSeries| r.flow.iter().zip(&r.t).zip(&r.rtt).map(|((&f, &t), &v)| (f, t, v)).collect::<Vec<_>>();
+        rtt.push(whole_rtt(&rest.rtt));
+        assert!(rtt.len() > 3, "{output}: RTT samples taken out {} times", rtt.len() - 1);
+        assert_eq!(rtt.concat(), whole_rtt(&reference.rtt), "{output}: the RTT samples");
+        assert!(reference.rtt.t.windows(2).all(|w| w[0] <= w[1]), "in time order");
         chunks.push(rest.packets);
         assert!(chunks.len() > 10, "{output}: {} chunks", chunks.len());
         let cat = |f: &dyn Fn(&lasthop_core::stats::PacketLog) -> Vec<u64>| chunks.iter().flat_map(f).collect::<Vec<u64>>();
