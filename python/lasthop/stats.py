@@ -12,6 +12,11 @@ agree to the sample even where that product rounds up (``q = 99.9``, ``n = 1000`
 ``99.9 / 100 * 1000`` is ``999.0000000000001``).
 
 The flows table's ``latency_p99_ms``, the experiments' rows and the report's time series all use it.
+One bound keeps a long run's memory flat: the core keeps a flow's latencies (and RTT samples) one by
+one up to 65,536 of them (``stats::samples::EXACT_SAMPLES``); past that its percentiles come from an
+HDR histogram with three significant digits (within 0.1 % of this definition, never above the exact
+maximum; the mean, maximum and counts stay exact). A flow with that many samples in its measurement
+window gets ``percentiles_exact = false`` in ``flows.parquet``.
 """
 
 from __future__ import annotations

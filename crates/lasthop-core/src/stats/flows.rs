@@ -31,11 +31,12 @@ pub struct FlowTracker {
     pub dropped_packets: u64,
     /// Bytes delivered inside the measurement window (by delivery time): the throughput numerator.
     pub window_bytes: u64,
-    /// One-way latency of every counted delivered packet, ns.
-    pub latencies: Vec<u64>,
+    /// One-way latency of every counted delivered packet, ns (exact percentiles up to
+    /// [`super::samples::EXACT_SAMPLES`], then within 0.1 %).
+    pub latencies: super::Samples,
     /// Round-trip samples inside the window, ns (TCP: per ACK from the echoed timestamp; RTC: per
     /// RTCP report).
-    pub rtts: Vec<u64>,
+    pub rtts: super::Samples,
     /// The flow's latency is a round trip (ping): RTT metrics come from it.
     pub rtt_is_latency: bool,
     /// Count runs of consecutive losses by sequence number (not for TCP).
@@ -83,8 +84,8 @@ impl FlowTracker {
             delivered_bytes: 0,
             dropped_packets: 0,
             window_bytes: 0,
-            latencies: Vec::new(),
-            rtts: Vec::new(),
+            latencies: Default::default(),
+            rtts: Default::default(),
             rtt_is_latency: false,
             loss_runs: false,
             lost_seqs: Vec::new(),
@@ -145,21 +146,17 @@ impl FlowTracker {
     }
 
     pub fn summarize(&mut self) -> FlowSummary {
-        self.latencies.sort_unstable();
         let window = self.measure_to.saturating_since(self.measure_from).as_secs_f64();
-        let ms = |q: f64| percentile(&self.latencies, q).map(|v| v as f64 * 1e-6);
-        let mean = if self.latencies.is_empty() {
-            None
-        } else {
-            Some(self.latencies.iter().map(|&v| v as f64).sum::<f64>() / self.latencies.len() as f64 * 1e-6)
-        };
+        let mut ms = |q: f64| self.latencies.percentile(q).map(|v| v as f64 * 1e-6);
+        let (lat_p50, lat_p95, lat_p99, lat_p999) = (ms(50.0), ms(95.0), ms(99.0), ms(99.9));
+        let mean = self.latencies.mean().map(|m| m * 1e-6);
         let window_s = window;
         if self.rtt_is_latency {
             self.rtts = self.latencies.clone();
         }
-        self.rtts.sort_unstable();
-        let rtt_ms = |q: f64| percentile(&self.rtts, q).map(|v| v as f64 * 1e-6);
-        let high = self.rtts.iter().filter(|&&r| r > RTT_HIGH.as_ns()).count();
+        let mut rtt_ms = |q: f64| self.rtts.percentile(q).map(|v| v as f64 * 1e-6);
+        let (rtt_p50, rtt_p95, rtt_p99) = (rtt_ms(50.0), rtt_ms(95.0), rtt_ms(99.0));
+        let high = self.rtts.count_above(RTT_HIGH.as_ns());
         self.lost_seqs.sort_unstable();
         self.lost_seqs.dedup();
         let per_s = |n: f64| if window_s > 0.0 { n / window_s } else { 0.0 };
@@ -179,14 +176,14 @@ impl FlowTracker {
             delivered_bytes: self.delivered_bytes,
             throughput_mbps: if window > 0.0 { self.window_bytes as f64 * 8.0 / window * 1e-6 } else { 0.0 },
             latency_mean_ms: mean,
-            latency_p50_ms: ms(50.0),
-            latency_p95_ms: ms(95.0),
-            latency_p99_ms: ms(99.0),
-            latency_p999_ms: ms(99.9),
-            latency_max_ms: self.latencies.last().map(|&v| v as f64 * 1e-6),
-            rtt_p50_ms: rtt_ms(50.0),
-            rtt_p95_ms: rtt_ms(95.0),
-            rtt_p99_ms: rtt_ms(99.0),
+            latency_p50_ms: lat_p50,
+            latency_p95_ms: lat_p95,
+            latency_p99_ms: lat_p99,
+            latency_p999_ms: lat_p999,
+            latency_max_ms: self.latencies.max().map(|v| v as f64 * 1e-6),
+            rtt_p50_ms: rtt_p50,
+            rtt_p95_ms: rtt_p95,
+            rtt_p99_ms: rtt_p99,
             rtt_over_200ms_ratio: (!self.rtts.is_empty()).then(|| high as f64 / self.rtts.len() as f64),
             loss_runs5_per_s: self.loss_runs.then(|| per_s(runs_at_least(&self.lost_seqs, LOSS_RUN) as f64)),
             goodput_mbps: self.goodput.map(|(a, b)| per_s((b - a) as f64 * 8.0) * 1e-6),
@@ -203,6 +200,7 @@ impl FlowTracker {
             frozen_ratio: v.map(|v| v.frozen_fraction),
             fps_mean: v.map(|v| v.mean_fps),
             fps_under_10_ratio: v.map(|v| v.low_fps_ratio),
+            percentiles_exact: self.latencies.values().is_some() && self.rtts.values().is_some(),
         }
     }
 }
@@ -263,6 +261,9 @@ pub struct FlowSummary {
     pub fps_mean: Option<f64>,
     /// Fraction of 1-s bins with fewer than 10 decoded frames.
     pub fps_under_10_ratio: Option<f64>,
+    /// The latency and RTT percentiles are exact (nearest rank); false past
+    /// [`super::samples::EXACT_SAMPLES`] samples, where they are within 0.1 % (HDR histogram).
+    pub percentiles_exact: bool,
 }
 
 #[cfg(test)]

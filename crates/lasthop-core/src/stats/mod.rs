@@ -2,8 +2,10 @@
 
 mod flows;
 mod log;
+pub mod samples;
 
 pub use flows::{percentile, FlowSummary, FlowTracker};
+pub use samples::Samples;
 pub use log::{DropReason, LogSelect, PacketLog, Stage, NO_TIME};
 pub mod series;
 pub use series::{FrameSeries, RttSeries};
