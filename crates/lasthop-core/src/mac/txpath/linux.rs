@@ -95,6 +95,10 @@ struct Txq {
     in_hw: Vec<u64>,
     /// AQL: estimated airtime (µs) of this TXQ's frames in the driver and hardware.
     pending_us: u64,
+    /// The receiver was told to move its window to here (ath9k's BlockAckReq after a drop) ...
+    released: u64,
+    /// ... and must move it at least past here: one above the highest sequence number dropped.
+    dropped_upto: u64,
 }
 
 #[derive(Debug)]
@@ -274,7 +278,7 @@ impl LinuxPath {
     /// Adds a station link (medium link `id`) sent with a fixed rate, or by `rc` when given.
     pub fn add_link(&mut self, id: u32, txv: TxVector, rc: Option<AnyRateControl>) {
         let nq = self.hwq.len();
-        let txqs = (0..nq).map(|_| Txq { tin: self.fq.add_tin(self.p.codel), retry: VecDeque::new(), next_seq: 0, in_hw: Vec::new(), pending_us: 0 }).collect();
+        let txqs = (0..nq).map(|_| Txq { tin: self.fq.add_tin(self.p.codel), retry: VecDeque::new(), next_seq: 0, in_hw: Vec::new(), pending_us: 0, released: 0, dropped_upto: 0 }).collect();
         self.links.push(LinuxLink { id, chain: RateChain::single(txv, self.p.fixed_tries), rc, txqs, access_sample: None });
         let n = self.links.len();
         for a in self.afs.iter_mut() {
@@ -626,15 +630,15 @@ impl LinuxPath {
             if !ba_session {
                 self.stats.single_frame_drops += 1;
                 out.dropped.push((m.pkt, DropReason::RetryLimit));
-                out.releases.push((psdu.link, ac, m.seq + 1));
+                txq.dropped_upto = txq.dropped_upto.max(m.seq + 1);
             } else if m.attempts >= self.p.sw_retry_limit {
                 self.stats.sw_retry_drops += 1;
                 out.dropped.push((m.pkt, DropReason::RetryLimit));
-                out.releases.push((psdu.link, ac, m.seq + 1));
+                txq.dropped_upto = txq.dropped_upto.max(m.seq + 1);
             } else if retry_limit.is_some_and(|l| now.saturating_since(m.pkt.enqueued) >= l) {
                 self.stats.retry_deadline_drops += 1;
                 out.dropped.push((m.pkt, DropReason::Deadline));
-                out.releases.push((psdu.link, ac, m.seq + 1));
+                txq.dropped_upto = txq.dropped_upto.max(m.seq + 1);
             } else {
                 self.stats.sw_retries += 1;
                 back.push(m);
@@ -643,6 +647,16 @@ impl LinuxPath {
         // Retried subframes go back to the head of the retry queue, in sequence order.
         for m in back.into_iter().rev() {
             txq.retry.push_front(m);
+        }
+        if txq.released < txq.dropped_upto {
+            // As ath9k's BlockAckReq after a drop: the receiver's window moves to the oldest sequence
+            // number still outstanding (in hardware or waiting for a retry), never past one, and on as
+            // those complete, until it is past every dropped one.
+            let start = txq.in_hw.iter().copied().chain(txq.retry.iter().map(|m| m.seq)).min().unwrap_or(txq.next_seq);
+            if start > txq.released {
+                txq.released = start;
+                out.releases.push((psdu.link, ac, start));
+            }
         }
         if self.txq_has_frames(li, ac) {
             self.afs[ac].activate(now, li);
