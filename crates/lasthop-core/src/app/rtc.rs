@@ -141,8 +141,6 @@ fn nack_fci_count(seqs: &[u64]) -> u32 {
 pub struct RtcSamples {
     /// (sample time, RTT) as the sender measured it.
     pub rtt: Vec<(SimTime, SimDuration)>,
-    /// (send time, bytes) of every media, FEC, RTX and padding packet the pacer released.
-    pub sent: Vec<(SimTime, u32)>,
     /// (capture time, bytes) of every encoded frame, indexed by frame id.
     pub frames: Vec<(SimTime, u64)>,
     /// (frame id, discard time) of every frame given up.
@@ -235,7 +233,6 @@ impl RtcSession {
             if let Some(t) = p.transport_seq {
                 self.sent_at.insert(t, now);
             }
-            self.samples.sent.push((now, p.wire_bytes() as u32));
             send.push(p);
         }
         self.rx.advance_to(now, &mut self.events);

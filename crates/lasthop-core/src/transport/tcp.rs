@@ -124,8 +124,6 @@ pub struct TcpSender {
     min_rtt: Option<SimDuration>,
     next_send: SimTime,
     pub stats: TcpSenderStats,
-    /// RTT samples `(time, ns)` for metrics.
-    pub rtt_samples: Vec<(SimTime, u64)>,
 }
 
 impl TcpSender {
@@ -155,7 +153,6 @@ impl TcpSender {
             min_rtt: None,
             next_send: now,
             stats: TcpSenderStats::default(),
-            rtt_samples: Vec::new(),
         })
     }
 
@@ -356,8 +353,7 @@ impl TcpSender {
         self.n_retx -= s.retransmitted as usize;
     }
 
-    fn update_rtt(&mut self, now: SimTime, r: SimDuration) {
-        self.rtt_samples.push((now, r.as_ns()));
+    fn update_rtt(&mut self, _now: SimTime, r: SimDuration) {
         self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
         // RFC 6298: RTTVAR = 3/4 RTTVAR + 1/4 |SRTT − R|, SRTT = 7/8 SRTT + 1/8 R, RTO = SRTT + 4 RTTVAR.
         match self.srtt {

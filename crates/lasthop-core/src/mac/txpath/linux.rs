@@ -86,6 +86,22 @@ impl Default for AqlParams {
     }
 }
 
+impl Txq {
+    /// As ath9k's BlockAckReq after a drop: where the receiver's window moves now, if it must. It
+    /// moves to the oldest sequence number still outstanding (in hardware or waiting for a retry),
+    /// never past one, and on as those complete, until it is past every dropped one.
+    fn window_move(&mut self) -> Option<u64> {
+        if self.released >= self.dropped_upto {
+            return None;
+        }
+        let start = self.in_hw.iter().copied().chain(self.retry.iter().map(|m| m.seq)).min().unwrap_or(self.next_seq);
+        (start > self.released).then(|| {
+            self.released = start;
+            start
+        })
+    }
+}
+
 #[derive(Debug)]
 struct Txq {
     tin: TinId,
@@ -648,15 +664,8 @@ impl LinuxPath {
         for m in back.into_iter().rev() {
             txq.retry.push_front(m);
         }
-        if txq.released < txq.dropped_upto {
-            // As ath9k's BlockAckReq after a drop: the receiver's window moves to the oldest sequence
-            // number still outstanding (in hardware or waiting for a retry), never past one, and on as
-            // those complete, until it is past every dropped one.
-            let start = txq.in_hw.iter().copied().chain(txq.retry.iter().map(|m| m.seq)).min().unwrap_or(txq.next_seq);
-            if start > txq.released {
-                txq.released = start;
-                out.releases.push((psdu.link, ac, start));
-            }
+        if let Some(start) = txq.window_move() {
+            out.releases.push((psdu.link, ac, start));
         }
         if self.txq_has_frames(li, ac) {
             self.afs[ac].activate(now, li);
