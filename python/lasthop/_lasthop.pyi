@@ -164,7 +164,7 @@ def run(
     seed: int | None = None,
     progress: Progress | None = None,
     pcap_dir: str | None = None,
-    sink: Callable[[str, dict[str, tuple[str, bytes]], list[tuple[str, str]] | None], object] | None = None,
+    sink: Callable[[str, dict[str, tuple[str, bytes]], list[Any]], object] | None = None,
     sink_rows: int = 65536,
 ) -> _RunOutput:
     """Runs a scenario with the GIL released; with ``pcap_dir``, writes ``<node>.pcap`` there for every

@@ -288,28 +288,28 @@ class RunStream:
     run kept in memory would write); a run that fails leaves only temporary files, which
     :meth:`abandon` removes."""
 
-    def __init__(self, directory: Path, flow_names: Sequence[str]) -> None:
-        self.flow_names = list(flow_names)
+    def __init__(self, directory: Path) -> None:
         self.tables = {"packets": _TableStream(directory / PACKETS_FILE), "tx": _TableStream(directory / TX_FILE),
                        "rtt": _TableStream(directory / RTT_FILE)}
 
-    def __call__(self, table: str, cols: Mapping[str, tuple[str, bytes]], links: Sequence[Sequence[str]] | None) -> None:
+    def __call__(self, table: str, cols: Mapping[str, tuple[str, bytes]], labels: Sequence[Any]) -> None:
+        """A chunk of ``table``; ``labels`` name what its ``flow`` (packets, rtt) or ``link`` (tx) index."""
         if table == "packets":
-            df = _packets_frame(cols, list(DROP_REASONS), self.flow_names)
+            df = _packets_frame(cols, list(DROP_REASONS), list(labels))
         elif table == "tx":
-            df = _tx_frame(cols, links or [])
+            df = _tx_frame(cols, labels)
         else:
-            df = _rtt_frame(cols, self.flow_names)
+            df = _rtt_frame(cols, list(labels))
         self.tables[table].write(df)
 
     def close(self, out: Mapping[str, Any]) -> dict[str, Path]:
         """Writes the rows ``out`` (the core's finished run) still holds; returns each table's file."""
         names = [f["flow"] for f in out["flows"]]
-        if names != self.flow_names or list(out["drop_reasons"]) != list(DROP_REASONS):
-            raise RuntimeError(f"run stream: flows {names} / drop reasons {out['drop_reasons']} differ from the stream's")
-        self("packets", out["packets"], None)
+        if list(out["drop_reasons"]) != list(DROP_REASONS):
+            raise RuntimeError(f"run stream: the core's drop reasons {out['drop_reasons']} are not {DROP_REASONS}")
+        self("packets", out["packets"], names)
         self("tx", out["tx"], out["tx_links"])
-        self("rtt", out["rtt"], None)
+        self("rtt", out["rtt"], names)
         return {name: t.finish() for name, t in self.tables.items()}
 
     def abandon(self) -> None:

@@ -59,7 +59,7 @@ def run(scenario: Scenario | str | os.PathLike[str] | Mapping[str, Any], seed: i
     d = Path(out)
     d.mkdir(parents=True, exist_ok=True)
     (d / SUMMARY_FILE).unlink(missing_ok=True)  # never complete-looking while it is being rewritten
-    stream = RunStream(d, [f["name"] for f in sc.to_dict()["flows"]])
+    stream = RunStream(d)
     try:
         done = in_engine_thread(lambda: _lasthop.run(sc.to_json(), sc.base_dir, None, handle, pcap, stream), handle, sc,
                                 show=show)

@@ -77,10 +77,10 @@ fn u32_bytes(v: &[u32]) -> Vec<u8> {
 /// Runs a scenario. Returns a dict with `packets` (column name → (numpy dtype, bytes)), `flows`
 /// (list of dicts), `components`, `events`, `event_digest`, `seed` and `resolved` (scenario JSON).
 /// With `pcap_dir`, `<node>.pcap` there for every end host ([`lasthop_emu::pcap::HostCaptures`]).
-/// With `sink`, the packet log's finished rows go to `sink("packets", columns, None)` as the run goes,
-/// in packet-id order and chunks of at least `sink_rows`, the per-PSDU rows to `sink("tx", columns,
-/// link names)` and the RTT samples (in time order) to `sink("rtt", columns, None)`; `packets`, `tx`
-/// and `rtt` then hold the rows after them.
+/// With `sink`, the packet log's finished rows go to `sink("packets", columns, flow names)` as the run
+/// goes, in packet-id order and chunks of at least `sink_rows`, the per-PSDU rows to `sink("tx",
+/// columns, link names)` and the RTT samples (in time order) to `sink("rtt", columns, flow names)`;
+/// `packets`, `tx` and `rtt` then hold the rows after them.
 #[pyfunction]
 #[pyo3(signature = (scenario_json, base_dir, seed=None, progress=None, pcap_dir=None, sink=None, sink_rows=65536))]
 #[allow(clippy::too_many_arguments)]
@@ -109,19 +109,20 @@ fn run<'py>(
         !shared.1.load(Ordering::Relaxed)
     };
     let rows = sink_rows.max(1);
+    let flows = sim.flow_names();
     let done = match sink {
         None => py.detach(|| sim.run_to_end(&mut cb)),
         Some(sink) => loop {
             match py.detach(|| sim.run_until_rows(rows, &mut cb)) {
                 Ok(true) => {
                     if let Some(chunk) = sim.take_packet_rows(rows) {
-                        sink.call1(("packets", packet_columns(py, &chunk)?, py.None()))?;
+                        sink.call1(("packets", packet_columns(py, &chunk)?, flows.clone()))?;
                     }
                     if let Some((tx, links)) = sim.take_tx_rows(rows) {
                         sink.call1(("tx", tx_columns(py, &tx)?, links))?;
                     }
                     if let Some(rtt) = sim.take_rtt_rows(rows) {
-                        sink.call1(("rtt", rtt_columns(py, &rtt)?, py.None()))?;
+                        sink.call1(("rtt", rtt_columns(py, &rtt)?, flows.clone()))?;
                     }
                 }
                 other => break other.map(|_| ()),

@@ -319,6 +319,11 @@ impl Sim {
         (self.w.trackers.iter().map(|t| t.rtt_series.len()).sum::<usize>() >= min_rows.max(1)).then(|| self.w.take_rtt(now))
     }
 
+    /// The flows' names, in flow order (the `flow` index of the logs).
+    pub fn flow_names(&self) -> Vec<String> {
+        self.w.trackers.iter().map(|t| t.name.clone()).collect()
+    }
+
     /// Rows the packet log holds now (those not taken out).
     pub fn packet_rows_held(&self) -> usize {
         self.w.log.len()
