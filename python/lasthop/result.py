@@ -266,12 +266,7 @@ class _TableStream:
 
     def finish(self) -> Path:
         self._writer.close()
-        fd = os.open(self.tmp, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(self.tmp, self.path)
+        _fsync_replace(self.tmp, self.path)
         return self.path
 
     def abandon(self) -> None:
@@ -540,15 +535,20 @@ def _atomic_write(path: Path, write: Callable[[Path], object]) -> None:
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:
         write(tmp)
-        fd = os.open(tmp, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
+        _fsync_replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def _fsync_replace(tmp: Path, path: Path) -> None:
+    """Flushes ``tmp`` to disk, then renames it to ``path``."""
+    fd = os.open(tmp, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
 
 
 def _fsync_dir(d: Path) -> None:

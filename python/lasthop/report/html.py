@@ -123,9 +123,8 @@ def setup_table(runs: Sequence[Run]) -> str:
     body = []
     for labels, rows in groups.values():
         shown = labels[0] if len(labels) == 1 else f"{labels[0]} (and {len(labels) - 1} more)"
-        first_of_node = {id(next(x for x in rows if x["node"] == row["node"])) for row in rows}
         for i, row in enumerate(rows):
-            first = id(row) in first_of_node
+            first = i == 0 or rows[i - 1]["node"] != row["node"]  # setup_rows lists a node's links together
             rc = f"<b>{escape(row['rate_control'])}</b> ({escape(row['rate_control_detail'])})" if row["rate_control"] else "–"
             node_cells = [f'<td class="t">{escape(row["path"])}</td>', f'<td class="t w">{escape(row["queues"])}</td>',
                           f'<td class="t w">{escape(row["mechanism_roles"] or "–")}</td>'] if first else ['<td class="t"></td>'] * 3

@@ -295,7 +295,7 @@ impl TcpSender {
         // Karn: only unambiguous samples; the timestamp echo makes retransmitted ones usable too.
         let rtt = rtt.or_else(|| (ts_echo > SimTime::ZERO && bytes > 0).then(|| now.saturating_since(ts_echo)));
         if let Some(r) = rtt {
-            self.update_rtt(now, r);
+            self.update_rtt(r);
         }
         self.stats.bytes_acked += bytes;
         self.detect_losses(now);
@@ -353,7 +353,7 @@ impl TcpSender {
         self.n_retx -= s.retransmitted as usize;
     }
 
-    fn update_rtt(&mut self, _now: SimTime, r: SimDuration) {
+    fn update_rtt(&mut self, r: SimDuration) {
         self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
         // RFC 6298: RTTVAR = 3/4 RTTVAR + 1/4 |SRTT − R|, SRTT = 7/8 SRTT + 1/8 R, RTO = SRTT + 4 RTTVAR.
         match self.srtt {

@@ -10,7 +10,8 @@
 //!     slowest chain rate, inside the window; VO never aggregated)   ── t_txq_deq, t_hw_enq
 //!   → hardware queue per AC (2 A-MPDUs or 8 single frames)  → medium (EDCA, MRR)  ── t_hw_head
 //! TX status → missing subframes back to the software retry queue until 30 hardware attempts, then
-//!   dropped (the window moves, as a BlockAckReq would) — also when the MPDU went out alone, as ath9k
+//!   dropped (the receiver's window moves as ath9k's BlockAckReq moves it: to the oldest subframe still
+//!   outstanding, and past the dropped ones as older ones complete) — also when the MPDU went out alone, as ath9k
 //!   retries every frame of a BlockAck session (`bf_isampdu`, not `bf_isaggr`); a frame outside one
 //!   (VO, or A-MPDU off) is not retried in software;
 //!   airtime (duration × attempts) charged to the station's deficit.
@@ -726,7 +727,7 @@ impl super::TransmitPath for LinuxPath {
             .map(|l| match &l.rc {
                 Some(rc) => crate::ratectl::RateControl::info(rc),
                 None => {
-                    let chain: Vec<_> = (0..4).map_while(|i| l.chain.get(i)).collect();
+                    let chain: Vec<_> = (0..crate::ratectl::MAX_CHAIN).map_while(|i| l.chain.get(i)).collect();
                     let detail: Vec<String> = chain.iter().map(|(t, n)| format!("{} ×{n}", crate::ratectl::rate_name(t))).collect();
                     crate::ratectl::RateControlInfo::new("fixed", detail.join(", "), chain.iter().map(|c| c.0))
                 }
