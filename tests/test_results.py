@@ -187,7 +187,7 @@ def test_tx_log_has_every_psdu_at_its_rate_and_snr(tmp_path: Path) -> None:
 def test_a_run_streamed_to_its_directory_equals_one_kept_in_memory(tmp_path: Path) -> None:
     """Issue 17: ``lasthop.run(..., out=DIR)`` writes the packet log as the run goes, in row groups of
     finished packets (chunks of 65536 here: three for the home call's 142,672 packets), and the
-    per-PSDU log and the RTT samples likewise, and gives the same tables and summary bytes as a run kept in memory and
+    per-PSDU log, the RTT samples and the video frames likewise, and gives the same tables and summary bytes as a run kept in memory and
     saved."""
     import pyarrow.parquet as pq
 
@@ -199,7 +199,10 @@ def test_a_run_streamed_to_its_directory_equals_one_kept_in_memory(tmp_path: Pat
     pd.testing.assert_frame_equal(streamed.packets, kept.packets)
     pd.testing.assert_frame_equal(streamed.tx, kept.tx)
     pd.testing.assert_frame_equal(streamed.rtt, kept.rtt)
+    assert len(kept.frames) == 900, "30 s of 30-fps video"
+    pd.testing.assert_frame_equal(streamed.frames, kept.frames)
     loaded = lasthop.RunResult.load(tmp_path / "streamed")
+    pd.testing.assert_frame_equal(loaded.frames, kept.frames)
     pd.testing.assert_frame_equal(loaded.packets, kept.packets)
     pd.testing.assert_frame_equal(loaded.tx, kept.tx)
     pd.testing.assert_frame_equal(loaded.rtt, kept.rtt)

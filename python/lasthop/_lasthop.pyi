@@ -168,7 +168,9 @@ def run(
     sink_rows: int = 65536,
 ) -> _RunOutput:
     """Runs a scenario with the GIL released; with ``pcap_dir``, writes ``<node>.pcap`` there for every
-    end host of a flow. Raises ValueError for an invalid scenario, OSError when a capture cannot be
+    end host of a flow. With ``sink``, rows are handed out as the run goes, ``sink(table, columns,
+    labels)`` with ``table`` one of ``packets``, ``tx``, ``rtt``, ``frames`` (each chunk at least
+    ``sink_rows`` rows), and the rows left at the end stay in the output. Raises ValueError for an invalid scenario, OSError when a capture cannot be
     written, and KeyboardInterrupt when ``progress.cancel()`` stopped it."""
 
 # -- validation and benchmark helpers (802.11 model) ------------------------------------------------------

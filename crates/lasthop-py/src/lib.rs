@@ -124,6 +124,9 @@ fn run<'py>(
                     if let Some(rtt) = sim.take_rtt_rows(rows) {
                         sink.call1(("rtt", rtt_columns(py, &rtt)?, flows.clone()))?;
                     }
+                    if let Some(frames) = sim.take_frame_rows(rows) {
+                        sink.call1(("frames", frame_columns(py, &frames)?, flows.clone()))?;
+                    }
                 }
                 other => break other.map(|_| ()),
             }
@@ -163,6 +166,17 @@ fn rtt_columns<'py>(py: Python<'py>, r: &lasthop_core::stats::RttSeries) -> PyRe
     Ok(rtt)
 }
 
+/// Video frames as columns (name → (numpy dtype, bytes)).
+fn frame_columns<'py>(py: Python<'py>, f: &lasthop_core::stats::FrameSeries) -> PyResult<Bound<'py, PyDict>> {
+    let fr = PyDict::new(py);
+    fr.set_item("flow", ("<u4", PyBytes::new(py, &u32_bytes(&f.flow))))?;
+    fr.set_item("frame", ("<u8", PyBytes::new(py, &u64_bytes(&f.frame))))?;
+    fr.set_item("capture_ns", ("<u8", PyBytes::new(py, &u64_bytes(&f.capture))))?;
+    fr.set_item("done_ns", ("<u8", PyBytes::new(py, &u64_bytes(&f.done))))?;
+    fr.set_item("dropped", ("|u1", PyBytes::new(py, &f.dropped)))?;
+    Ok(fr)
+}
+
 /// Per-PSDU transmission rows as columns (name → (numpy dtype, bytes)).
 fn tx_columns<'py>(py: Python<'py>, t: &lasthop_core::mac::medium::TxLog) -> PyResult<Bound<'py, PyDict>> {
     let tx = PyDict::new(py);
@@ -183,13 +197,7 @@ pub(crate) fn output_dict<'py>(py: Python<'py>, out: &sim::RunOutput, sc: &Scena
     let d = PyDict::new(py);
     d.set_item("packets", packet_columns(py, &out.packets)?)?;
     d.set_item("rtt", rtt_columns(py, &out.rtt)?)?;
-    let fr = PyDict::new(py);
-    fr.set_item("flow", ("<u4", PyBytes::new(py, &u32_bytes(&out.frames.flow))))?;
-    fr.set_item("frame", ("<u8", PyBytes::new(py, &u64_bytes(&out.frames.frame))))?;
-    fr.set_item("capture_ns", ("<u8", PyBytes::new(py, &u64_bytes(&out.frames.capture))))?;
-    fr.set_item("done_ns", ("<u8", PyBytes::new(py, &u64_bytes(&out.frames.done))))?;
-    fr.set_item("dropped", ("|u1", PyBytes::new(py, &out.frames.dropped)))?;
-    d.set_item("frames", fr)?;
+    d.set_item("frames", frame_columns(py, &out.frames)?)?;
     d.set_item("tx", tx_columns(py, &out.tx)?)?;
     d.set_item("tx_links", out.tx_links.clone())?;
     let reasons: Vec<&str> = (0u8..=5).map(drop_name).collect();

@@ -141,11 +141,16 @@ fn nack_fci_count(seqs: &[u64]) -> u32 {
 pub struct RtcSamples {
     /// (sample time, RTT) as the sender measured it.
     pub rtt: Vec<(SimTime, SimDuration)>,
-    /// (capture time, bytes) of every encoded frame, indexed by frame id.
-    pub frames: Vec<(SimTime, u64)>,
-    /// (frame id, discard time) of every frame given up.
-    pub dropped: Vec<(u64, SimTime)>,
+    /// Capture time of each encoded frame the receiver has neither decoded nor given up yet (for the
+    /// frame log of a frame given up), by frame id; those older than [`FRAME_HISTORY`] are forgotten.
+    pub in_flight: BTreeMap<u64, SimTime>,
+    /// Bytes of the frames captured from the measurement start on (the flow's bitrate).
+    pub frame_bytes: u64,
 }
+
+/// A frame still in flight this long after capture is forgotten (a call keeps no per-frame state for
+/// frames long gone; a frame given up later is counted but not logged).
+const FRAME_HISTORY: SimDuration = SimDuration::from_ms(600_000);
 
 /// The sender and the receiver of one RTC video flow.
 pub struct RtcSession {
@@ -218,7 +223,14 @@ impl RtcSession {
         }
         if now < self.stop {
             while let Some(frame) = self.source.poll(now, self.pacer.expected_queue_time()) {
-                self.samples.frames.push((frame.capture_time, frame.size_bytes));
+                self.samples.in_flight.insert(frame.frame_id, frame.capture_time);
+                if frame.capture_time >= self.measure_from {
+                    self.samples.frame_bytes += frame.size_bytes;
+                }
+                let horizon = SimTime(now.as_ns().saturating_sub(FRAME_HISTORY.as_ns()));
+                while self.samples.in_flight.first_key_value().is_some_and(|(_, &c)| c < horizon) {
+                    self.samples.in_flight.pop_first();
+                }
                 let repairs = self.fec.protect(&frame.packets);
                 for p in frame.packets.into_iter().chain(repairs) {
                     self.pacer.push(now, p);
@@ -291,12 +303,13 @@ impl RtcSession {
         let events = std::mem::take(&mut self.events);
         for e in &events {
             match e {
-                ReceiverEvent::Decoded(d) => self.quality.on_decoded(d),
+                ReceiverEvent::Decoded(d) => {
+                    self.samples.in_flight.remove(&d.frame_id);
+                    self.quality.on_decoded(d)
+                }
                 ReceiverEvent::Dropped { frame_id, at } => {
-                    self.samples.dropped.push((*frame_id, *at));
-                    if *at >= self.measure_from {
-                        self.quality.on_dropped(*frame_id)
-                    }
+                    let capture = self.samples.in_flight.remove(frame_id);
+                    self.quality.on_dropped(*frame_id, capture, *at)
                 }
                 ReceiverEvent::Nack { seqs, .. } => {
                     let m = self.rtcp(now, RtcpBody::Nack(seqs.clone()));
@@ -314,6 +327,11 @@ impl RtcSession {
 
     fn rtcp(&self, now: SimTime, body: RtcpBody) -> Rtcp {
         Rtcp { body, created: now, for_cc: true, for_rtt: true }
+    }
+
+    /// Frames captured before this do not count in the metrics.
+    pub fn measure_from(&self) -> SimTime {
+        self.measure_from
     }
 
     /// The quality summary with frame deadline `deadline`.

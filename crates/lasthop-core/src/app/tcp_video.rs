@@ -103,14 +103,18 @@ pub struct TcpVideoSender {
     busy_ns: u64,
     window_start: SimTime,
     frame_id: u64,
-    /// (capture time, bytes) of every frame written, for the bitrate metric.
-    pub frames: Vec<(SimTime, u64)>,
+    /// Frames captured before this do not count in [`TcpVideoSender::measured_bytes`].
+    measure_from: SimTime,
+    /// Bytes of the frames written that were captured from `measure_from` on (the bitrate metric).
+    pub measured_bytes: u64,
     /// Frames skipped at the source ([`TcpVideoParams::skip_unsent_frames`]).
     pub skipped: u64,
 }
 
 impl TcpVideoSender {
-    pub fn new(p: &TcpVideoParams, start: SimTime, stop: SimTime) -> Self {
+    /// A sender whose first frame is due at `start` and none at or after `stop`; frames captured before
+    /// `measure_from` do not count in its bitrate.
+    pub fn new(p: &TcpVideoParams, start: SimTime, stop: SimTime, measure_from: SimTime) -> Self {
         TcpVideoSender {
             interval: p.interval(),
             p: p.clone(),
@@ -125,9 +129,15 @@ impl TcpVideoSender {
             busy_ns: 0,
             window_start: start,
             frame_id: 0,
-            frames: Vec::new(),
+            measure_from,
+            measured_bytes: 0,
             skipped: 0,
         }
+    }
+
+    /// Frames captured before this do not count in [`TcpVideoSender::measured_bytes`].
+    pub fn measure_from(&self) -> SimTime {
+        self.measure_from
     }
 
     /// The next frame time, if before the stop.
@@ -176,7 +186,9 @@ impl TcpVideoSender {
         self.written_window += bytes;
         let id = self.frame_id;
         self.frame_id += 1;
-        self.frames.push((capture, bytes));
+        if capture >= self.measure_from {
+            self.measured_bytes += bytes;
+        }
         Some(TcpFrame { id, capture, bytes, end: self.written_total })
     }
 
@@ -246,7 +258,7 @@ mod tests {
 
     #[test]
     fn first_frame_is_at_the_floor_and_sized_by_the_shifted_rate() {
-        let mut s = TcpVideoSender::new(&TcpVideoParams::default(), ms(0), ms(10_000));
+        let mut s = TcpVideoSender::new(&TcpVideoParams::default(), ms(0), ms(10_000), ms(0));
         let f = s.poll(ms(0), 0).unwrap();
         // 100 000 >> 10 = 97 "kbps" → 97 000 / 8 / 25 = 485 B + 12.
         assert_eq!(f, TcpFrame { id: 0, capture: ms(0), bytes: 497, end: 497 });
@@ -256,7 +268,7 @@ mod tests {
 
     #[test]
     fn idle_socket_grows_the_rate_by_three_eighths() {
-        let mut s = TcpVideoSender::new(&TcpVideoParams::default(), ms(0), ms(10_000));
+        let mut s = TcpVideoSender::new(&TcpVideoParams::default(), ms(0), ms(10_000), ms(0));
         s.poll(ms(0), 0);
         s.on_unsent(ms(0), 497);
         s.on_unsent(ms(0), 0);
@@ -273,7 +285,7 @@ mod tests {
     #[test]
     fn backlog_cuts_the_rate_to_three_quarters_of_what_drained() {
         let p = TcpVideoParams { min_kbps: 1, ..Default::default() };
-        let mut s = TcpVideoSender::new(&p, ms(0), ms(10_000));
+        let mut s = TcpVideoSender::new(&p, ms(0), ms(10_000), ms(0));
         s.rate_bps = 1e6;
         s.started = true;
         s.window_start = ms(0);
@@ -288,7 +300,7 @@ mod tests {
     #[test]
     fn a_fixed_rate_stream_skips_frames_while_more_than_one_is_unsent() {
         let p = TcpVideoParams { fps: 30, rate_mbps: Some(45.0), skip_unsent_frames: Some(1.0), header_bytes: 0, ..Default::default() };
-        let mut s = TcpVideoSender::new(&p, ms(0), ms(10_000));
+        let mut s = TcpVideoSender::new(&p, ms(0), ms(10_000), ms(0));
         // 45 Mbit/s at 30 fps: 187 500 B per frame.
         assert_eq!(s.poll(ms(0), 0).map(|f| f.bytes), Some(187_500));
         // One frame unsent is allowed; more than one skips the frame, and the clock goes on.

@@ -63,8 +63,7 @@ pub fn rearm(s: &mut dyn Socket, timer: &mut Option<(TimerId, SimTime)>, next: O
     *timer = next.map(|at| (s.schedule(at.max(now), Wake::Timer), at));
 }
 
-/// One decoded or abandoned video frame: (frame id, capture time, decode or give-up time, abandoned).
-pub type FrameRecord = (u64, SimTime, SimTime, bool);
+pub use crate::rtc::quality::FrameRecord;
 
 /// The two ends of one flow.
 pub trait Host: Send + Sync + std::fmt::Debug {
@@ -89,8 +88,9 @@ pub trait Host: Send + Sync + std::fmt::Debug {
     /// The run ended: hands the flow's end-of-run measurements (RTT samples, video quality) to its
     /// tracker.
     fn finish(&mut self, _tracker: &mut FlowTracker) {}
-    /// Every video frame the flow decoded or abandoned, in frame order.
-    fn frames(&self) -> Vec<FrameRecord> {
+    /// Takes out the video frames the flow decoded or abandoned before `before` (not taken out yet),
+    /// in the order they ended.
+    fn take_frames(&mut self, _before: SimTime) -> Vec<FrameRecord> {
         Vec::new()
     }
     /// The transport's counters for `summary.json` (`None` for hosts without a transport).

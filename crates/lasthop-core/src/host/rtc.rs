@@ -99,15 +99,14 @@ impl Host for RtcHost {
     }
 
     fn finish(&mut self, tr: &mut FlowTracker) {
-        let frame_bytes = self.session.samples.frames.iter().filter(|(t, _)| *t >= tr.measure_from && *t < tr.measure_to).map(|f| f.1).sum();
-        tr.video = Some((self.session.report(self.deadline), frame_bytes));
+        // Frames are captured before the sender stops, and the tracker's window runs from the
+        // session's measurement start to at least that stop.
+        debug_assert_eq!(tr.measure_from, self.session.measure_from());
+        tr.video = Some((self.session.report(self.deadline), self.session.samples.frame_bytes));
     }
 
-    fn frames(&self) -> Vec<FrameRecord> {
-        let smp = &self.session.samples;
-        let mut log: Vec<FrameRecord> = self.session.quality.decoded_log.iter().map(|&(id, c, d)| (id, c, d, false)).collect();
-        log.extend(smp.dropped.iter().filter_map(|&(id, at)| smp.frames.get(id as usize).map(|f| (id, f.0, at, true))));
-        log
+    fn take_frames(&mut self, before: SimTime) -> Vec<FrameRecord> {
+        self.session.quality.take_log(before)
     }
 
     fn stats(&self) -> Option<serde_json::Value> {

@@ -139,14 +139,13 @@ impl Host for TcpHost {
 
     fn finish(&mut self, tr: &mut FlowTracker) {
         if let Some(v) = &self.video {
-            let frame_bytes = v.sender.frames.iter().filter(|(c, _)| *c >= tr.measure_from && *c < tr.measure_to).map(|f| f.1).sum();
-            tr.video = Some((v.receiver.quality.report(v.deadline), frame_bytes));
+            debug_assert_eq!(tr.measure_from, v.sender.measure_from());
+            tr.video = Some((v.receiver.quality.report(v.deadline), v.sender.measured_bytes));
         }
     }
 
-    fn frames(&self) -> Vec<FrameRecord> {
-        let Some(v) = &self.video else { return Vec::new() };
-        v.receiver.quality.decoded_log.iter().map(|&(id, c, d)| (id, c, d, false)).collect()
+    fn take_frames(&mut self, before: SimTime) -> Vec<FrameRecord> {
+        self.video.as_mut().map(|v| v.receiver.quality.take_log(before)).unwrap_or_default()
     }
 
     fn stats(&self) -> Option<serde_json::Value> {

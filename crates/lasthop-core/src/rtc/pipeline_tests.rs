@@ -124,7 +124,7 @@ impl Pipeline {
         for e in events {
             match e {
                 ReceiverEvent::Decoded(d) => self.quality.on_decoded(&d),
-                ReceiverEvent::Dropped { frame_id, .. } => self.quality.on_dropped(frame_id),
+                ReceiverEvent::Dropped { frame_id, at } => self.quality.on_dropped(frame_id, None, at),
                 ReceiverEvent::Nack { seqs, .. } => self.back.push_back((now + ONE_WAY, Back::Nack(seqs))),
                 ReceiverEvent::KeyframeRequest { .. } => self.back.push_back((now + ONE_WAY, Back::Pli)),
             }

@@ -118,6 +118,7 @@ impl Built {
             sources,
             deferred: Vec::new(),
             trackers,
+            frame_rows: Default::default(),
             log: packet_log(sc),
             next_packet_id: 0,
             drops: Vec::new(),

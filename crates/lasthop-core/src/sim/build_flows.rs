@@ -55,7 +55,7 @@ fn host(f: &Flow, name: &str, seed: u64, (start, stop, measure_from): (SimTime, 
             let cc = Rng::derive(seed, &format!("flows/{name}/cc"));
             let sender = crate::transport::tcp::TcpSender::new(&u.tcp, start, cc, Some(0)).expect("validated");
             let video = TcpVideoApp {
-                sender: crate::app::tcp_video::TcpVideoSender::new(&u.video, start, stop),
+                sender: crate::app::tcp_video::TcpVideoSender::new(&u.video, start, stop, measure_from.max(start)),
                 receiver: crate::app::tcp_video::TcpVideoReceiver::new(measure_from.max(start)),
                 deadline: millis(u.deadline_ms),
             };

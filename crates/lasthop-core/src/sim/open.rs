@@ -282,12 +282,16 @@ impl Sim {
 
     /// Steps until at least `rows` packet-log rows are finished, or `rows` transmissions or RTT samples
     /// logged, so that [`Sim::take_packet_rows`], [`Sim::take_tx_rows`] or [`Sim::take_rtt_rows`] can
-    /// take them (`Ok(true)`), or to the end (`Ok(false)`); `progress` as in [`Sim::run_to_end`].
+    /// take them, or for [`FRAME_TAKE_EVENTS`] events, so that [`Sim::take_frame_rows`] gathers the frames
+    /// (`Ok(true)`); or to the end (`Ok(false)`); `progress` as in [`Sim::run_to_end`].
     pub fn run_until_rows(&mut self, rows: usize, progress: Progress<'_>) -> Result<bool, RunError> {
         while let Some(now) = self.step() {
             if self.events() & 0xfff == 0 {
                 if self.events() & 0xffff == 0 && !progress(now) {
                     return Err(RunError::Interrupted(now));
+                }
+                if self.events() % FRAME_TAKE_EVENTS == 0 {
+                    return Ok(true);
                 }
                 let rtt = || self.w.trackers.iter().map(|t| t.rtt_series.len()).sum::<usize>();
                 if self.w.log.finished_rows() >= rows || self.w.medium.as_ref().is_some_and(|m| m.tx_log.len() >= rows) || rtt() >= rows {
@@ -319,6 +323,15 @@ impl Sim {
         (self.w.trackers.iter().map(|t| t.rtt_series.len()).sum::<usize>() >= min_rows.max(1)).then(|| self.w.take_rtt(now))
     }
 
+    /// Gathers the video frames that ended before now from the hosts, and takes out all gathered so far
+    /// (in the order they ended) if there are at least `min_rows` (the rest go to [`RunOutput::frames`]).
+    pub fn take_frame_rows(&mut self, min_rows: usize) -> Option<crate::stats::FrameSeries> {
+        let now = self.now();
+        let more = self.w.take_frames(now);
+        self.w.frame_rows.append(more);
+        (self.w.frame_rows.len() >= min_rows.max(1)).then(|| std::mem::take(&mut self.w.frame_rows))
+    }
+
     /// The flows' names, in flow order (the `flow` index of the logs).
     pub fn flow_names(&self) -> Vec<String> {
         self.w.trackers.iter().map(|t| t.name.clone()).collect()
@@ -340,6 +353,10 @@ impl Sim {
         Ok(())
     }
 }
+
+/// How often (in events) [`Sim::run_until_rows`] comes back so that frames move out of the hosts
+/// (about 1 s of model time for a busy BSS).
+pub const FRAME_TAKE_EVENTS: u64 = 1 << 20;
 
 /// Runs `scenario` (already validated) with `seed` to its end.
 pub fn run(scenario: &Scenario, seed: u64, progress: Progress<'_>) -> Result<RunOutput, RunError> {

@@ -51,19 +51,30 @@ impl World {
         rtt
     }
 
-    /// Every RTT sample (not taken out yet) and every video frame of every flow.
+    /// Every RTT sample and every video frame of every flow not taken out yet.
     fn series(&mut self) -> (crate::stats::RttSeries, crate::stats::FrameSeries) {
         let rtt = self.take_rtt(SimTime::MAX);
-        let mut frames = crate::stats::FrameSeries::default();
-        for (i, s) in self.sources.iter().enumerate() {
-            let i = i as u32;
-            let mut log = s.host.as_ref().map(|h| h.frames()).unwrap_or_default();
-            log.sort_by_key(|x| x.0);
-            for (id, c, d, dropped) in log {
-                frames.push(i, id, c, d, dropped);
+        let mut frames = std::mem::take(&mut self.frame_rows);
+        frames.append(self.take_frames(SimTime::MAX));
+        (rtt, frames)
+    }
+
+    /// The video frames of every flow that ended before `before` and were not taken out yet, in the
+    /// order they ended (flow order among frames of one instant). Frames end at their own time, so
+    /// chunks taken as a run goes concatenate to the order of a run that kept them.
+    pub(super) fn take_frames(&mut self, before: SimTime) -> crate::stats::FrameSeries {
+        let mut rows: Vec<(u32, crate::host::FrameRecord)> = Vec::new();
+        for (i, s) in self.sources.iter_mut().enumerate() {
+            if let Some(h) = s.host.as_mut() {
+                rows.extend(h.take_frames(before).into_iter().map(|f| (i as u32, f)));
             }
         }
-        (rtt, frames)
+        rows.sort_by_key(|&(flow, f)| (f.2, flow));
+        let mut frames = crate::stats::FrameSeries::default();
+        for (flow, (id, c, d, dropped)) in rows {
+            frames.push(flow, id, c, d, dropped);
+        }
+        frames
     }
 
     /// What actually ran, per node: each Wi-Fi node's transmit path, queues and per-link rate control

@@ -82,6 +82,8 @@ pub(crate) struct World {
     /// Calls for hosts that were running when they came, in order.
     pub deferred: Vec<(u32, HostCall)>,
     pub trackers: Vec<FlowTracker>,
+    /// Video frame rows moved out of the hosts and not yet taken out of the run ([`super::Sim::take_frame_rows`]).
+    pub frame_rows: crate::stats::FrameSeries,
     pub log: PacketLog,
     pub next_packet_id: u64,
     pub drops: Vec<Dropped>,

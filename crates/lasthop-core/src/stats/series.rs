@@ -19,7 +19,7 @@ impl RttSeries {
     }
 }
 
-/// Video frames, columnar: one row per frame that was decoded or given up.
+/// Video frames, columnar: one row per frame that was decoded or given up, in the order they ended.
 #[derive(Debug, Default, Clone)]
 pub struct FrameSeries {
     pub flow: Vec<u32>,
@@ -39,5 +39,22 @@ impl FrameSeries {
         self.capture.push(capture.as_ns());
         self.done.push(done.as_ns());
         self.dropped.push(dropped as u8);
+    }
+
+    pub fn len(&self) -> usize {
+        self.flow.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.flow.is_empty()
+    }
+
+    /// Appends `other`'s rows after these.
+    pub fn append(&mut self, mut other: FrameSeries) {
+        self.flow.append(&mut other.flow);
+        self.frame.append(&mut other.frame);
+        self.capture.append(&mut other.capture);
+        self.done.append(&mut other.done);
+        self.dropped.append(&mut other.dropped);
     }
 }

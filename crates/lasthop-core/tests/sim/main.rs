@@ -287,8 +287,8 @@ backlog = 5000
 
 /// Issue 17: a run that takes its finished packet-log rows out as it goes (in chunks of at least
 /// `rows`) ends with the same log, column by column and with the same packet ids, as a run that keeps
-/// them all, for the full log and for a sampled one (and the same transmission and RTT logs, taken out
-/// too);
+/// them all, for the full log and for a sampled one (and the same transmission, RTT and video-frame
+/// logs, taken out too);
 /// and the log held at any time stays far below the whole (its rows from the oldest packet in flight on).
 #[test]
 fn taking_finished_rows_out_keeps_the_log_and_bounds_what_is_held() {
@@ -298,10 +298,12 @@ fn taking_finished_rows_out_keeps_the_log_and_bounds_what_is_held() {
         let mut s = Sim::new(&sc, 3);
         let mut chunks = Vec::new();
         let mut held_max = 0;
-        let (mut tx, mut rtt) = (Vec::new(), Vec::new());
+        let (mut tx, mut rtt, mut frames) = (Vec::new(), Vec::new(), Vec::new());
+        let frame_rows = |f: &lasthop_core::stats::FrameSeries| (0..f.len()).map(|i| (f.flow[i], f.frame[i], f.capture[i], f.done[i], f.dropped[i])).collect::<Vec<_>>();
         while s.run_until_rows(500, &mut |_| true).unwrap() {
             let (c, t, r) = (s.take_packet_rows(500), s.take_tx_rows(500), s.take_rtt_rows(500));
             assert!(c.is_some() || t.is_some() || r.is_some());
+            frames.extend(s.take_frame_rows(20).map(|f| frame_rows(&f)));
             chunks.extend(c);
             tx.extend(t.map(|t| t.0.t_ns));
             rtt.extend(r.map(|r| r.flow.iter().zip(&r.t).zip(&r.rtt).map(|((&f, &t), &v)| (f, t, v)).collect::<Vec<_>>()));
@@ -317,6 +319,11 @@ fn taking_finished_rows_out_keeps_the_log_and_bounds_what_is_held() {
         assert!(rtt.len() > 3, "{output}: RTT samples taken out {} times", rtt.len() - 1);
         assert_eq!(rtt.concat(), whole_rtt(&reference.rtt), "{output}: the RTT samples");
         assert!(reference.rtt.t.windows(2).all(|w| w[0] <= w[1]), "in time order");
+        frames.push(frame_rows(&rest.frames));
+        assert!(frames.len() > 3, "{output}: frames taken out {} times", frames.len() - 1);
+        assert_eq!(frames.concat(), frame_rows(&reference.frames), "{output}: the video frames");
+        assert!(reference.frames.done.windows(2).all(|w| w[0] <= w[1]), "in the order they ended");
+        assert!(reference.frames.len() > 50, "the call's frames: {}", reference.frames.len());
         chunks.push(rest.packets);
         assert!(chunks.len() > 10, "{output}: {} chunks", chunks.len());
         let cat = |f: &dyn Fn(&lasthop_core::stats::PacketLog) -> Vec<u64>| chunks.iter().flat_map(f).collect::<Vec<u64>>();
