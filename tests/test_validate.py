@@ -51,13 +51,16 @@ def test_bench_one_point() -> None:
 
 
 def test_bench_realistic_times_the_whole_process() -> None:
-    """The realistic rows time the run, the DataFrame and the run directory; the downlink anchor's row
-    puts ns-3's own speed beside ours (when the anchors are there)."""
-    doc = run_json("bench", "--realistic", "--repeat", "1")
-    assert [r["scenario"] for r in doc["rows"]] == ["downlink anchor N=10", "home_rtc.toml", "lastpq_vr.toml"]
+    """The realistic rows time the run, the DataFrame and the run directory, and the streamed run as
+    ``lasthop run --out`` makes it; the downlink anchor's row puts ns-3's own speed beside ours (when
+    the anchors are there)."""
+    doc = run_json("bench", "--realistic", "--repeat", "1", "--busy-seconds", "10")
+    assert [r["scenario"] for r in doc["rows"]] == ["downlink anchor N=10", "home_rtc.toml", "lastpq_vr.toml",
+                                                    "busy_bss.toml (10 s)"]
     for r in doc["rows"]:
-        assert r["packets"] > 10_000 and r["run_s"] > 0 and r["save_s"] > 0
+        assert r["packets"] > 10_000 and r["run_s"] > 0 and r["save_s"] > 0 and r["streamed_s"] > 0
         assert r["whole_sim_s_per_wall_s"] < r["run_sim_s_per_wall_s"]
+        assert r["streamed_sim_s_per_wall_s"] == pytest.approx(r["sim_seconds"] / r["streamed_s"])
     assert doc["rows"][0]["ns3_sim_s_per_wall_s"] > 0
 
 
