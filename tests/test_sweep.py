@@ -167,3 +167,57 @@ def test_the_example_sweep_plans() -> None:
     points = plan(load_spec(EXAMPLES / "sweeps" / "tv_snr.toml"))
     assert len(points) == 2 * 3 * 3
     assert {p.params["variant"] for p in points} == {"linux_fq_codel", "law"}
+
+
+def test_200_points_interrupted_resume_to_the_uninterrupted_table_and_ray_agrees(tmp_path: Path) -> None:
+    """Issue 17: a 200-point sweep (100 rates × 2 seeds) on two workers, stopped by Ctrl-C part way,
+    leaves only complete runs; run again it redoes none of them, runs the rest, and gives the table of a
+    sweep that was never stopped; a local Ray instance gives the same runs and table."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from support import ctrl_c_able
+
+    sc = small_scenario(2.0)
+    write_scenario(tmp_path / "small.toml", sc)
+    spec = tmp_path / "spec.toml"
+    spec.write_text(toml_dumps({"scenario": "small.toml", "seeds": 2,
+                                "grid": {"flows[0].rate_mbps": [round(1 + 0.1 * i, 1) for i in range(100)]}}))
+    cmd = [sys.executable, "-m", "lasthop", "sweep", str(spec), "--out", str(tmp_path / "stopped"), "--jobs", "2", "--json"]
+    runs = tmp_path / "stopped" / "runs"
+    proc = subprocess.Popen(cmd, preexec_fn=ctrl_c_able, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while len(list(runs.glob("*/summary.json"))) < 30 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert proc.poll() is None, "the sweep should still be going"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert "run the same command again to resume" in err and "Traceback" not in err
+    complete = {p.parent.name for p in runs.glob("*/summary.json")}
+    assert 30 <= len(complete) < 200, len(complete)
+    before = {k: _files(runs / k) for k in complete}
+    resumed = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert resumed.returncode == 0, resumed.stderr
+    doc = json.loads(resumed.stdout)
+    assert set(doc["reused"]) == complete and not doc["failed"]
+    assert len(doc["ran"]) == 200 - len(complete) and not set(doc["ran"]) & complete
+    assert {k: _files(runs / k) for k in complete} == before, "finished runs are not redone"
+    whole = lasthop.sweep(spec, tmp_path / "whole", jobs=2)
+    assert len(whole.ran) == 200
+    table = pd.read_parquet(tmp_path / "stopped" / "results.parquet")
+    assert len(table) == 200 * 2
+    pd.testing.assert_frame_equal(table, whole.table)
+    assert _files(runs) == _files(whole.out / "runs")
+    if importlib.util.find_spec("ray") is not None:
+        ray = lasthop.sweep(spec, tmp_path / "ray", backend="ray")
+        assert sorted(ray.ran) == sorted(whole.ran)
+        pd.testing.assert_frame_equal(ray.table, whole.table)
+        assert _files(ray.out / "runs") == _files(whole.out / "runs")
