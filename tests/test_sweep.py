@@ -210,6 +210,11 @@ def test_200_points_interrupted_resume_to_the_uninterrupted_table_and_ray_agrees
     assert set(doc["reused"]) == complete and not doc["failed"]
     assert len(doc["ran"]) == 200 - len(complete) and not set(doc["ran"]) & complete
     assert {k: _files(runs / k) for k in complete} == before, "finished runs are not redone"
+    # Progress on the terminal: runs done of those to do, and the time left at the pace so far.
+    todo = 200 - len(complete)
+    assert f"{len(complete)} points already complete; {todo} to run" in resumed.stderr
+    lines = [ln for ln in resumed.stderr.splitlines() if ln.startswith("  [")]
+    assert len(lines) == todo and lines[-1].startswith(f"  [{todo}/{todo}, 0:00 left]")
     whole = lasthop.sweep(spec, tmp_path / "whole", jobs=2)
     assert len(whole.ran) == 200
     table = pd.read_parquet(tmp_path / "stopped" / "results.parquet")

@@ -220,11 +220,13 @@ def point_command(spec: SweepSpec, point: Point, out: Path) -> str:
 def sweep(spec: SweepSpec | str | os.PathLike[str], out: str | os.PathLike[str] | None = None, *,
           grid: Mapping[str, Sequence[Any]] | None = None, seeds: int | Sequence[int] = 1, jobs: int = 1,
           backend: str = "local", address: str | None = None, batch: int | None = None,
-          on_done: Callable[[Point, str, float], None] | None = None) -> SweepResult:
+          on_done: Callable[[Point, str, float], None] | None = None,
+          on_plan: Callable[[int, int], None] | None = None) -> SweepResult:
     """``sweep("sweeps/snr.toml")`` (a spec file), or ``sweep("examples/home_rtc.toml", grid={...},
     seeds=3)`` (a scenario file and its grid). Runs the points of ``spec`` that are not complete in ``out`` yet, then gathers every complete one
     into ``results.parquet``, ``summary.csv`` and ``report.html``. ``on_done(point, status, seconds)``
-    is called as each run ends (status ``ok`` or ``failed``). Ctrl-C stops the runs (finished ones stay
+    is called as each run ends (status ``ok`` or ``failed``), ``on_plan(to_run, complete)`` once before
+    the first run starts. Ctrl-C stops the runs (finished ones stay
     complete) and raises KeyboardInterrupt after gathering what finished."""
     if grid is not None and not isinstance(spec, SweepSpec):
         spec = SweepSpec(Path(spec), {k: list(v) for k, v in grid.items()},
@@ -244,6 +246,8 @@ def sweep(spec: SweepSpec | str | os.PathLike[str], out: str | os.PathLike[str] 
         else:
             todo.append(p)
     notify = on_done or (lambda *_: None)
+    if on_plan is not None:
+        on_plan(len(todo), len(res.reused))
     if backend == "local":
         _run_local(res, todo, jobs, notify)
     elif backend == "ray":

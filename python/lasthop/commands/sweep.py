@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -56,12 +57,10 @@ def command(ctx: click.Context, spec: Path, out: Path | None, jobs: int, backend
                + (f" ({jobs} at a time)" if backend == "local" and jobs > 1 else f" (on Ray)" if backend == "ray" else ""),
                err=True)
 
-    def done(p, status: str, seconds: float) -> None:  # type: ignore[no-untyped-def]
-        click.echo(f"  {p.key} {p.label()} seed={p.seed}: {'done in %.1f s' % seconds if status == 'ok' else status}",
-                   err=True)
-
+    progress = _Progress()
     try:
-        res = sweep(sp, root, jobs=jobs, backend=backend, address=address, batch=batch, on_done=done)
+        res = sweep(sp, root, jobs=jobs, backend=backend, address=address, batch=batch, on_done=progress.done,
+                    on_plan=progress.plan)
     except KeyboardInterrupt:
         click.echo(f"lasthop: stopped; finished points are complete in {root}/runs and gathered in "
                    f"{root}/results.parquet; run the same command again to resume", err=True)
@@ -79,3 +78,28 @@ def command(ctx: click.Context, spec: Path, out: Path | None, jobs: int, backend
             click.echo(f"error: point {key}: {line}", err=True)
     if res.failed:
         ctx.exit(EXIT_USAGE if res.input_error else EXIT_ERROR)
+
+
+class _Progress:
+    """One line per finished run on stderr: how many of the runs to do are done, the time left at the
+    pace so far, and how the run ended."""
+
+    def __init__(self) -> None:
+        import time
+
+        self.clock = time.monotonic
+        self.start = self.clock()
+        self.total = 0
+        self.finished = 0
+
+    def plan(self, to_run: int, complete: int) -> None:
+        self.start, self.total = self.clock(), to_run
+        if complete:
+            click.echo(f"  {complete} point{'s' if complete != 1 else ''} already complete; {to_run} to run", err=True)
+
+    def done(self, p: Any, status: str, seconds: float) -> None:
+        self.finished += 1
+        left = (self.clock() - self.start) / self.finished * (self.total - self.finished)
+        eta = f"{int(left // 60)}:{int(left % 60):02d}"
+        what = f"done in {seconds:.1f} s" if status == "ok" else status
+        click.echo(f"  [{self.finished}/{self.total}, {eta} left] {p.key} {p.label()} seed={p.seed}: {what}", err=True)
