@@ -50,8 +50,8 @@ pub(crate) struct ApMech {
     pub timer: Option<(TimerId, SimTime)>,
     /// Forecast at arrival of each monitored packet in the egress: (arrival, forecast ns).
     pub forecasts: BTreeMap<u64, (SimTime, u64)>,
-    /// (actual, forecast) delay of every monitored packet that departed, ns.
-    pub accuracy: Vec<(u64, u64)>,
+    /// How far the forecasts were from the delays the monitored packets then saw.
+    pub accuracy: crate::stats::ForecastErrors,
     pub consumed: u64,
     /// Client TWCC messages forwarded for RTT only.
     pub stripped: u64,
@@ -96,7 +96,7 @@ impl ApMech {
             released: BTreeSet::new(),
             timer: None,
             forecasts: BTreeMap::new(),
-            accuracy: Vec::new(),
+            accuracy: Default::default(),
             consumed: 0,
             stripped: 0,
             held_count: 0,
@@ -106,38 +106,6 @@ impl ApMech {
 
     fn next_wakeup(&self) -> Option<SimTime> {
         [self.hook.next_wakeup(), self.held.next_wakeup()].into_iter().flatten().min()
-    }
-
-    /// Prediction errors by actual-delay bucket, for `summary.json`.
-    fn accuracy_table(&self) -> Vec<serde_json::Value> {
-        const EDGES_MS: [f64; 10] = [0.0, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, f64::INFINITY];
-        EDGES_MS.windows(2).filter_map(|w| self.accuracy_row(w[0], w[1])).collect()
-    }
-
-    /// The errors of the packets whose actual delay was in `[from_ms, to_ms)`, if any.
-    fn accuracy_row(&self, from_ms: f64, to_ms: f64) -> Option<serde_json::Value> {
-        let mut errs: Vec<f64> = self
-            .accuracy
-            .iter()
-            .filter(|(a, _)| (from_ms..to_ms).contains(&(*a as f64 * 1e-6)))
-            .map(|&(a, p)| (p as f64 - a as f64) * 1e-6)
-            .collect();
-        if errs.is_empty() {
-            return None;
-        }
-        let mean = errs.iter().sum::<f64>() / errs.len() as f64;
-        let mut abs: Vec<f64> = errs.iter().map(|e| e.abs()).collect();
-        abs.sort_by(f64::total_cmp);
-        errs.sort_by(f64::total_cmp);
-        let q = |v: &[f64], p: f64| v[((p * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1];
-        Some(serde_json::json!({
-            "actual_ms_from": from_ms,
-            "actual_ms_to": if to_ms.is_finite() { serde_json::json!(to_ms) } else { serde_json::Value::Null },
-            "packets": abs.len(),
-            "median_abs_error_ms": q(&abs, 0.5),
-            "p90_abs_error_ms": q(&abs, 0.9),
-            "mean_error_ms": mean,
-        }))
     }
 
     pub(crate) fn stats(&self) -> serde_json::Value {
@@ -151,9 +119,9 @@ impl ApMech {
             "uplink_held": self.held_count,
             "generated": self.generated,
             "egress_packets_at_end": self.admitted.len(),
-            "prediction_errors": self.accuracy_table(),
+            "prediction_errors": self.accuracy.table(),
             // Every packet whose actual delay was under 64 ms, in one row (zhuge.md's accuracy claim).
-            "prediction_errors_under_64ms": self.accuracy_row(0.0, 64.0),
+            "prediction_errors_under_64ms": self.accuracy.under_64ms(),
         })
     }
 }
@@ -240,7 +208,7 @@ impl World {
                 mech.hook.on_egress(now, EgressEvent::Dequeue { id, dst });
             }
             if let Some((arrival, forecast)) = mech.forecasts.remove(&id) {
-                mech.accuracy.push((now.saturating_since(arrival).as_ns(), forecast));
+                mech.accuracy.push(now.saturating_since(arrival).as_ns(), forecast);
             }
             self.mech_rearm(m);
         }

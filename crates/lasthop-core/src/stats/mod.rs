@@ -2,9 +2,11 @@
 
 mod flows;
 mod log;
+pub mod forecast;
 pub mod samples;
 
 pub use flows::{percentile, FlowSummary, FlowTracker};
+pub use forecast::ForecastErrors;
 pub use samples::Samples;
 pub use log::{DropReason, LogSelect, PacketLog, Stage, NO_TIME};
 pub mod series;
