@@ -229,3 +229,25 @@ def test_a_streamed_run_with_unnamed_flows(tmp_path: Path) -> None:
     # run's does once saved.
     kept.save(tmp_path / "kept")
     pd.testing.assert_frame_equal(streamed.rtt, lasthop.RunResult.load(tmp_path / "kept").rtt)
+
+
+def test_a_writer_error_stops_a_streamed_run_and_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tables are written in a thread beside the run: when writing fails (a full disk, here a
+    stand-in), the run stops with that error and leaves neither a summary nor temporary files."""
+    import lasthop.result as result
+
+    calls = []
+    write = result._TableStream.write
+
+    def failing(self: result._TableStream, df: pd.DataFrame) -> None:
+        calls.append(len(df))
+        if len(calls) == 2:  # one row group is on disk by then
+            raise OSError(28, "No space left on device")
+        write(self, df)
+
+    monkeypatch.setattr(result._TableStream, "write", failing)
+    home = Path(__file__).resolve().parent.parent / "examples" / "home_rtc.toml"
+    with pytest.raises(OSError, match="No space left"):
+        lasthop.run(home, seed=1, out=tmp_path / "run")
+    assert len(calls) == 2, "nothing more is written after the failure"
+    assert list((tmp_path / "run").iterdir()) == []

@@ -290,26 +290,59 @@ class _TableStream:
 class RunStream:
     """The per-packet, per-PSDU, RTT and video-frame tables of a run streamed to ``directory``: each chunk
     of rows the core hands over (:func:`lasthop._lasthop.run`'s ``sink``) becomes a Parquet row group of
-    ``packets.parquet``, ``tx.parquet``, ``rtt.parquet`` or ``frames.parquet`` under a temporary name, so memory holds one chunk however long
-    the run. :meth:`close` adds the rows left at the end and puts the files in place (the same tables a
-    run kept in memory would write); a run that fails leaves only temporary files, which
-    :meth:`abandon` removes."""
+    ``packets.parquet``, ``tx.parquet``, ``rtt.parquet`` or ``frames.parquet`` under a temporary name, so
+    memory holds a few chunks however long the run. :meth:`close` adds the rows left at the end and
+    puts the files in place (the same tables a run kept in memory would write); a run that fails leaves
+    only temporary files, which :meth:`abandon` removes.
+
+    A writer thread turns the chunks into Parquet while the core, which runs without the GIL, computes
+    the next ones: on a second core the writing costs the run no time. At most :attr:`PENDING` chunks
+    wait for it (the core waits beyond that); an error in the writer stops the run at its next chunk."""
+
+    PENDING = 2
 
     def __init__(self, directory: Path) -> None:
+        import queue
+        import threading
+
         self.tables = {"packets": _TableStream(directory / PACKETS_FILE), "tx": _TableStream(directory / TX_FILE),
                        "rtt": _TableStream(directory / RTT_FILE), "frames": _TableStream(directory / FRAMES_FILE)}
+        self._pending: queue.Queue[tuple[str, Mapping[str, tuple[str, bytes]], list[Any]] | None] = \
+            queue.Queue(maxsize=self.PENDING)
+        self._error: BaseException | None = None
+        self._abandoned = False
+        self._writer = threading.Thread(target=self._write_all, name="lasthop-writer", daemon=True)
+        self._writer.start()
 
     def __call__(self, table: str, cols: Mapping[str, tuple[str, bytes]], labels: Sequence[Any]) -> None:
         """A chunk of ``table``; ``labels`` name what its ``flow`` (packets, rtt) or ``link`` (tx) index."""
+        if self._error is not None:
+            raise self._error
+        self._pending.put((table, cols, list(labels)))
+
+    def _write_all(self) -> None:
+        while (chunk := self._pending.get()) is not None:
+            if self._error is None and not self._abandoned:
+                try:
+                    self._write(*chunk)
+                except BaseException as e:  # handed to the run's thread at its next chunk or at close
+                    self._error = e
+
+    def _write(self, table: str, cols: Mapping[str, tuple[str, bytes]], labels: list[Any]) -> None:
         if table == "packets":
-            df = _packets_frame(cols, list(DROP_REASONS), list(labels))
+            df = _packets_frame(cols, list(DROP_REASONS), labels)
         elif table == "tx":
             df = _tx_frame(cols, labels)
         elif table == "frames":
-            df = _frames_frame(cols, list(labels))
+            df = _frames_frame(cols, labels)
         else:
-            df = _rtt_frame(cols, list(labels))
+            df = _rtt_frame(cols, labels)
         self.tables[table].write(df)
+
+    def _drain(self) -> None:
+        if self._writer.is_alive():
+            self._pending.put(None)
+            self._writer.join()
 
     def close(self, out: Mapping[str, Any]) -> dict[str, Path]:
         """Writes the rows ``out`` (the core's finished run) still holds; returns each table's file."""
@@ -320,9 +353,14 @@ class RunStream:
         self("tx", out["tx"], out["tx_links"])
         self("rtt", out["rtt"], names)
         self("frames", out["frames"], names)
+        self._drain()
+        if self._error is not None:
+            raise self._error
         return {name: t.finish() for name, t in self.tables.items()}
 
     def abandon(self) -> None:
+        self._abandoned = True
+        self._drain()
         for t in self.tables.values():
             t.abandon()
 
