@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from lasthop.sweeps import Point
 
 
 @click.command("sweep")
@@ -97,7 +100,7 @@ class _Progress:
         if complete:
             click.echo(f"  {complete} point{'s' if complete != 1 else ''} already complete; {to_run} to run", err=True)
 
-    def done(self, p: Any, status: str, seconds: float) -> None:
+    def done(self, p: Point, status: str, seconds: float) -> None:
         self.finished += 1
         left = (self.clock() - self.start) / self.finished * (self.total - self.finished)
         eta = f"{int(left // 60)}:{int(left % 60):02d}"
