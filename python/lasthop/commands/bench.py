@@ -24,9 +24,9 @@ from lasthop.commands.validate import NS, SCENARIOS, _emit
               help="Runs per point; the fastest is reported.")
 @click.option("--realistic", is_flag=True,
               help="Instead: whole-process speed on realistic scenarios (ns-3's downlink anchor at N = 10 with "
-                   "ns-3's own speed beside it, the default comparison's home, LAST-PQ's VR home, 600 s of the "
-                   "busy BSS, --busy-seconds): kept in memory (the run, its packets as a DataFrame, the run directory written, "
-                   "each timed) and streamed to a directory as lasthop run does.")
+                   "ns-3's own speed beside it, the default comparison's home, LAST-PQ's VR home, the busy BSS): "
+                   "kept in memory (the run, its packets as a DataFrame, the run directory written, each timed) "
+                   "and streamed to a directory as lasthop run does.")
 @click.option("--busy-seconds", default=600.0, show_default=True, type=click.FloatRange(min=1.0),
               help="With --realistic: simulated seconds of examples/busy_bss.toml.")
 @click.option("--emulation", is_flag=True,
@@ -97,7 +97,8 @@ def realistic_rows(repeat: int = 1, busy_seconds: float = 600.0) -> list[dict[st
         ("downlink anchor N=10", downlink_anchor.scenario(10, "be", profile="ns3"), ns3),
         ("home_rtc.toml", lasthop.Scenario.load(root / "home_rtc.toml"), None),
         ("lastpq_vr.toml", lasthop.Scenario.load(root / "lastpq_vr.toml"), None),
-        (f"busy_bss.toml ({busy_seconds:g} s)", lasthop.Scenario.load(root / "busy_bss.toml").replace(duration_s=busy_seconds), None),
+        (f"busy_bss.toml ({busy_seconds:g} s)",
+         lasthop.Scenario.load(root / "busy_bss.toml").replace(duration_s=busy_seconds), None),
     ]
     rows = []
     for name, sc, ref in cases:
