@@ -74,7 +74,14 @@ def _reproduce(name: str, out: Path, cwd: Path) -> dict:
 
     r = lasthop_cli("reproduce", name, "--quick", "--json", "--out", out, cwd=cwd, timeout=300)
     assert r.returncode == 0, r.stderr
-    return json.loads(r.stdout)
+    doc = json.loads(r.stdout)
+    # Progress on stderr: one line per run that ran, [k/n, time left], and how many were complete.
+    ran = doc["runs"]["ran"]
+    lines = [ln for ln in r.stderr.splitlines() if ln.startswith("  [")]
+    assert len(lines) == ran and all(f"/{ran}, " in ln and ": done in " in ln for ln in lines), r.stderr
+    if reused := doc["runs"]["reused"]:
+        assert f"  {reused} point{'s' if reused > 1 else ''} already complete; {ran} to run" in r.stderr
+    return doc
 
 
 @pytest.mark.parametrize("name", ["sparse-flow", "zhuge-rtp"])

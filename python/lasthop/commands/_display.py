@@ -1,4 +1,4 @@
-"""Rich rendering of run results on stdout, shared by the commands that show runs."""
+"""Rich rendering of run results on stdout, and run progress on stderr, shared by the commands."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import click
 from rich import box
 from rich.console import Console
 from rich.table import Table
@@ -84,3 +85,29 @@ def print_run(result: RunResult, out: Path) -> None:
                      f"{100 * agg['loss_rate']:.2f} % lost · {s['events']:,} events"))
     con.print(Text(f"event digest {s['event_digest']} · lasthop {s['lasthop_version']} ({s['git_revision']})"))
     con.print(Text(f"run directory: {out}"))
+
+
+class RunProgress:
+    """One line per finished run on stderr: how many of the runs to do are done, the time left at the
+    pace so far, and how the run ended (``lasthop sweep``, ``lasthop reproduce``)."""
+
+    def __init__(self) -> None:
+        import time
+
+        self.clock = time.monotonic
+        self.start = self.clock()
+        self.total = 0
+        self.finished = 0
+
+    def plan(self, to_run: int, complete: int) -> None:
+        """``to_run`` runs are about to start; ``complete`` were found complete and are read back."""
+        self.start, self.total = self.clock(), to_run
+        if complete:
+            click.echo(f"  {complete} point{'s' if complete != 1 else ''} already complete; {to_run} to run", err=True)
+
+    def done(self, label: str, status: str, seconds: float) -> None:
+        self.finished += 1
+        left = (self.clock() - self.start) / self.finished * max(self.total - self.finished, 0)
+        eta = f"{int(left // 60)}:{int(left % 60):02d}"
+        what = f"done in {seconds:.1f} s" if status == "ok" else status
+        click.echo(f"  [{self.finished}/{self.total}, {eta} left] {label}: {what}", err=True)

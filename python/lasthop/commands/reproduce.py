@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import click
-from lasthop.commands._display import console, rows_table
+from lasthop.commands._display import RunProgress, console, rows_table
 from lasthop.commands.run import _check_writable
 from lasthop.experiments import EXPERIMENTS, run_experiment, takes_trace
 
@@ -32,7 +32,9 @@ def command(name: str, as_json: bool, seed: int, quick: bool, trace: Path | None
                                + ", ".join(sorted(n for n in EXPERIMENTS if takes_trace(n))))
     if out is not None:
         _check_writable(out)
-    doc = run_experiment(name, seed=seed, quick=quick, trace=trace, jobs=jobs, cache=out)
+    progress = RunProgress()
+    doc = run_experiment(name, seed=seed, quick=quick, trace=trace, jobs=jobs, cache=out, on_run=progress.done,
+                         on_plan=progress.plan)
     if out is not None:
         from lasthop.report.experiment import write_experiment_report  # matplotlib: only when writing
 

@@ -39,6 +39,7 @@ def command(ctx: click.Context, spec: Path, out: Path | None, jobs: int, backend
     seed, skipping points already complete in the sweep directory, then gather every point into one
     table (results.parquet: a row per point and flow) with a summary over seeds and a report."""
     from lasthop.cli import EXIT_ERROR, EXIT_USAGE
+    from lasthop.commands._display import RunProgress
     from lasthop.sweeps import load_spec, plan, point_command, sweep
 
     sp = load_spec(spec)
@@ -60,9 +61,13 @@ def command(ctx: click.Context, spec: Path, out: Path | None, jobs: int, backend
                + (f" ({jobs} at a time)" if backend == "local" and jobs > 1 else f" (on Ray)" if backend == "ray" else ""),
                err=True)
 
-    progress = _Progress()
+    progress = RunProgress()
+
+    def done(p: Point, status: str, seconds: float) -> None:
+        progress.done(f"{p.key} {p.label()} seed={p.seed}", status, seconds)
+
     try:
-        res = sweep(sp, root, jobs=jobs, backend=backend, address=address, batch=batch, on_done=progress.done,
+        res = sweep(sp, root, jobs=jobs, backend=backend, address=address, batch=batch, on_done=done,
                     on_plan=progress.plan)
     except KeyboardInterrupt:
         click.echo(f"lasthop: stopped; finished points are complete in {root}/runs and gathered in "
@@ -82,27 +87,3 @@ def command(ctx: click.Context, spec: Path, out: Path | None, jobs: int, backend
     if res.failed:
         ctx.exit(EXIT_USAGE if res.input_error else EXIT_ERROR)
 
-
-class _Progress:
-    """One line per finished run on stderr: how many of the runs to do are done, the time left at the
-    pace so far, and how the run ended."""
-
-    def __init__(self) -> None:
-        import time
-
-        self.clock = time.monotonic
-        self.start = self.clock()
-        self.total = 0
-        self.finished = 0
-
-    def plan(self, to_run: int, complete: int) -> None:
-        self.start, self.total = self.clock(), to_run
-        if complete:
-            click.echo(f"  {complete} point{'s' if complete != 1 else ''} already complete; {to_run} to run", err=True)
-
-    def done(self, p: Point, status: str, seconds: float) -> None:
-        self.finished += 1
-        left = (self.clock() - self.start) / self.finished * (self.total - self.finished)
-        eta = f"{int(left // 60)}:{int(left % 60):02d}"
-        what = f"done in {seconds:.1f} s" if status == "ok" else status
-        click.echo(f"  [{self.finished}/{self.total}, {eta} left] {p.key} {p.label()} seed={p.seed}: {what}", err=True)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from lasthop.experiments import combined, lastpq, law, linux_path, qair, transport, zhuge
-from lasthop.experiments.plan import Cache, Done, Experiment, Options, PlannedRun, execute
+from lasthop.experiments.plan import Cache, Done, Experiment, OnPlan, OnRun, Options, PlannedRun, execute
 
 __all__ = ["EXPERIMENTS", "Experiment", "Options", "PlannedRun", "Done", "execute", "plan_experiment",
            "run_experiment", "takes_trace"]
@@ -46,23 +46,27 @@ def plan_experiment(name: str, options: Options) -> list[PlannedRun]:
 
 def run_experiment(name: str, seed: int = 1, quick: bool = False,
                    trace: str | os.PathLike[str] | None = None, jobs: int = 1,
-                   cache: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+                   cache: str | os.PathLike[str] | None = None, on_run: OnRun | None = None,
+                   on_plan: OnPlan | None = None) -> dict[str, Any]:
     """Runs experiment ``name`` (its plan, in ``jobs`` worker processes or serially, then its reduce
     step); raises ``KeyError`` for an unknown name. ``trace`` replaces a trace-driven experiment's
     default trace families with one file. With ``cache`` (a directory), the experiment is a sweep over
     its plan: each run is kept in ``cache/runs/<key>`` (generated inputs in ``cache/inputs``) and a run
-    complete there is read back, not run again; ``doc["runs"]`` says how many ran and were reused."""
+    complete there is read back, not run again; ``doc["runs"]`` says how many ran and were reused.
+    ``on_plan(to_run, complete)`` and ``on_run(label, status, seconds)`` follow the progress."""
     if cache is not None:
         store = Cache(Path(cache))
         inputs = store.root / "inputs"
         inputs.mkdir(parents=True, exist_ok=True)
         opts = Options(seed=seed, quick=quick, workdir=inputs.resolve(), trace=Path(trace) if trace is not None else None)
-        doc = EXPERIMENTS[name].reduce(execute(plan_experiment(name, opts), jobs, cache=store))
+        doc = EXPERIMENTS[name].reduce(execute(plan_experiment(name, opts), jobs, cache=store, on_run=on_run,
+                                               on_plan=on_plan))
         doc["runs"] = {"ran": store.ran, "reused": store.reused}
         doc["experiment"] = name
         return doc
     with tempfile.TemporaryDirectory(prefix="lasthop-experiment-") as tmp:
         opts = Options(seed=seed, quick=quick, workdir=Path(tmp), trace=Path(trace) if trace is not None else None)
-        doc = EXPERIMENTS[name].reduce(execute(plan_experiment(name, opts), jobs, Path(tmp)))
+        doc = EXPERIMENTS[name].reduce(execute(plan_experiment(name, opts), jobs, Path(tmp), on_run=on_run,
+                                               on_plan=on_plan))
     doc["experiment"] = name
     return doc

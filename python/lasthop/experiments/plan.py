@@ -10,6 +10,7 @@ them in parallel. The reduce step sees each planned run beside its result and no
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,24 +79,51 @@ class Cache:
     reused: int = 0
 
 
-def execute(plan: Sequence[PlannedRun], jobs: int = 1, workdir: Path | None = None, cache: Cache | None = None) -> list[Done]:
+OnRun = Callable[[str, str, float], None]
+"""Told as each run ends: its label, ``ok`` or ``failed``, its wall seconds."""
+OnPlan = Callable[[int, int], None]
+"""Told once before the runs: how many will run, how many were found complete."""
+
+
+def label(p: PlannedRun) -> str:
+    """A planned run in a few words: its variant, its point and its seed."""
+    return " ".join([p.variant, *(f"{k}={v}" for k, v in p.point.items()), f"seed={p.seed}"])
+
+
+def execute(plan: Sequence[PlannedRun], jobs: int = 1, workdir: Path | None = None, cache: Cache | None = None,
+            on_run: OnRun | None = None, on_plan: OnPlan | None = None) -> list[Done]:
     """Runs every planned run: one after another in this process, or with ``jobs`` > 1 in that many
     worker processes (the local pool of ``lasthop sweep``), each saved to a run directory under
     ``workdir`` and read back. Either way the results come in plan order and are the same. With
-    ``cache``, every run goes to (or is read back from) its directory there."""
+    ``cache``, every run goes to (or is read back from) its directory there. ``on_plan`` and ``on_run``
+    follow the progress."""
     if cache is not None:
-        return _cached(plan, jobs, cache)
+        return _cached(plan, jobs, cache, on_run, on_plan)
+    if on_plan is not None:
+        on_plan(len(plan), 0)
     if jobs <= 1 or len(plan) <= 1:
-        return [Done(p, lasthop.run(lasthop.Scenario.from_dict(p.scenario), seed=p.seed)) for p in plan]
+        done = []
+        for p in plan:
+            t0 = time.monotonic()
+            done.append(Done(p, lasthop.run(lasthop.Scenario.from_dict(p.scenario), seed=p.seed)))
+            if on_run is not None:
+                on_run(label(p), "ok", time.monotonic() - t0)
+        return done
     import tempfile
 
-    from lasthop.compare import Job, run_jobs
+    from lasthop.compare import Job, Outcome, run_jobs
     from lasthop.errors import LasthopError
 
     with tempfile.TemporaryDirectory(prefix="lasthop-plan-", dir=workdir) as tmp:
         todo = [Job(f"run{i}", lasthop.Scenario.from_dict(p.scenario).with_seed(p.seed), Path(tmp) / f"run{i}")
                 for i, p in enumerate(plan)]
-        outcomes, interrupted = run_jobs(todo, jobs)
+        by_job = {j.name: p for j, p in zip(todo, plan)}
+
+        def ended(o: Outcome) -> None:
+            if on_run is not None:
+                on_run(label(by_job[o.job.name]), o.status, o.seconds)
+
+        outcomes, interrupted = run_jobs(todo, jobs, ended)
         if interrupted:
             raise KeyboardInterrupt
         for o, p in zip(outcomes, plan):
@@ -107,22 +135,32 @@ def execute(plan: Sequence[PlannedRun], jobs: int = 1, workdir: Path | None = No
         return done
 
 
-def _cached(plan: Sequence[PlannedRun], jobs: int, cache: Cache) -> list[Done]:
-    from lasthop.compare import Job, run_jobs
+def _cached(plan: Sequence[PlannedRun], jobs: int, cache: Cache, on_run: OnRun | None, on_plan: OnPlan | None) -> list[Done]:
+    from lasthop.compare import Job, Outcome, run_jobs
     from lasthop.errors import LasthopError
     from lasthop.result import SUMMARY_FILE
     from lasthop.sweeps import point_key
 
     dirs: list[Path] = []
     todo: dict[Path, Job] = {}
+    labels: dict[str, str] = {}
     for p in plan:
         sc = lasthop.Scenario.from_dict(p.scenario).with_seed(p.seed)
         d = cache.root / "runs" / point_key(sc, p.seed)
         dirs.append(d)
         if not (d / SUMMARY_FILE).exists():
             todo.setdefault(d, Job(d.name, sc, d))
-    cache.reused += len(set(dirs)) - len(todo)
-    outcomes, interrupted = run_jobs(list(todo.values()), jobs)
+            labels.setdefault(d.name, label(p))
+    reused = len(set(dirs)) - len(todo)
+    cache.reused += reused
+    if on_plan is not None:
+        on_plan(len(todo), reused)
+
+    def ended(o: Outcome) -> None:
+        if on_run is not None:
+            on_run(f"{o.job.name} {labels[o.job.name]}", o.status, o.seconds)
+
+    outcomes, interrupted = run_jobs(list(todo.values()), jobs, ended)
     cache.ran += sum(o.ok for o in outcomes)
     if interrupted:
         raise KeyboardInterrupt
