@@ -12,7 +12,9 @@
 //! being serialized (a one-packet driver queue, as the Zhuge artifact sets up). Over 802.11 the AP's
 //! transmit path up to the air is `Q_v` (one per station: mac80211 keeps a txq per station and TID),
 //! and a packet leaves it when its first transmission attempt starts, as an MPDU leaves ns-3's
-//! `WifiMacQueue` when it goes into an A-MPDU; the prediction accuracy is still measured to delivery.
+//! `WifiMacQueue` when it goes into an A-MPDU; the prediction accuracy is still measured to delivery,
+//! kept per actual-delay bucket in bounded memory ([`crate::stats::ForecastErrors`]: exact up to 65,536
+//! packets per bucket, then within 0.1 %).
 
 use super::world::{Event, Hop, World};
 use crate::engine::TimerId;
