@@ -142,7 +142,7 @@ pub struct RtcSamples {
     /// (sample time, RTT) as the sender measured it.
     pub rtt: Vec<(SimTime, SimDuration)>,
     /// Capture time of each encoded frame the receiver has neither decoded nor given up yet (for the
-    /// frame log of a frame given up), by frame id; those older than [`FRAME_HISTORY`] are forgotten.
+    /// frame log of a frame given up), by frame id; those older than `FRAME_HISTORY` are forgotten.
     pub in_flight: BTreeMap<u64, SimTime>,
     /// Bytes of the frames captured from the measurement start on (the flow's bitrate).
     pub frame_bytes: u64,
