@@ -139,6 +139,11 @@ pub struct LinuxStats {
     pub single_frame_drops: u64,
     /// Failed subframes dropped by the controller's software-retry deadline (LLRA).
     pub retry_deadline_drops: u64,
+    /// PSDUs whose exchange succeeded (ACK or BlockAck), and the sum of their per-frame delays t_k
+    /// (from reaching the head of their hardware queue to completion: QAir's Delay Monitor's quantity,
+    /// spec `qair-lastpq.md` §3.1, here as the hardware sees it).
+    pub delivered_psdus: u64,
+    pub per_frame_delay_ns: u64,
 }
 
 #[derive(Debug)]
@@ -615,6 +620,10 @@ impl LinuxPath {
         let ac = psdu.ac;
         let li = self.links.iter().position(|l| l.id == psdu.link).expect("own link");
         let head_to_done = now.saturating_since(self.head_since[ac]);
+        if st.success {
+            self.stats.delivered_psdus += 1;
+            self.stats.per_frame_delay_ns += head_to_done.as_ns();
+        }
         self.tx_event(now, TxEvent::Complete { link: psdu.link, ac, bytes: psdu.psdu_len, success: st.success, attempts: st.attempts, head_to_done });
         self.in_air[ac] = false;
         self.head_since[ac] = now;

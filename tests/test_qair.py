@@ -1,0 +1,78 @@
+"""QAir's testbed (seed 001, spec qair-lastpq.md §4.3, §7–8) on the model: the per-frame delay the
+hardware sees against the spec's T_cycle, the capacity behind the offered-load cap, and the quick
+``qair-delay-throughput`` (Fig. 6's shape) and ``qair-edca`` (Fig. 3's motivation) experiments."""
+
+from __future__ import annotations
+
+import pytest
+
+import lasthop
+from lasthop.experiments import qair, run_experiment, topology
+from lasthop.experiments.plan import Done, PlannedRun
+
+T_TARGET_MS = 12.0
+
+
+def _one_saturated_link() -> Done:
+    sc = topology.co_channel_pairs("qair-capacity", pairs=1, duration_s=8.0, warmup_s=1.0, last_hop=qair._last_hop(),
+                                   flows=[topology.udp_cbr("bg1", "server", "sta1", 200.0, 1500)])
+    return Done(PlannedRun("dcf", sc, 1), lasthop.run(sc, seed=1))
+
+
+def test_a_lone_saturated_node_sees_t_cycle_and_the_capacity_behind_the_cap() -> None:
+    """Spec §4.3: one backlogged node's per-frame delay is T_cycle = AIFS + CWmin/2 · slot + TXTIME(32 ×
+    1538 B at MCS 13) + SIFS + BlockAck = 43 + 67.5 + 3844 + 16 + 32 = 4002.5 µs; and the link's UDP rate
+    is the capacity the experiment caps each node at a third of."""
+    d = _one_saturated_link()
+    delay_ms, psdus = qair.frame_delay(d, {"ap1"})
+    assert psdus > 1000
+    assert delay_ms == pytest.approx(4.0025, rel=0.02)
+    rate = float(d.result.flows.set_index("flow").loc["bg1", "throughput_mbps"])
+    assert rate == pytest.approx(qair.SINGLE_LINK_MBPS, rel=0.03)
+
+
+def test_delay_throughput_has_fig_6s_shape() -> None:
+    """Spec §8, Fig. 6: under the capacity/3 cap the per-frame delay rises linearly in the number of
+    contenders, the throughput peaks at N = 3, and the delay there is about T_target."""
+    doc = run_experiment("qair-delay-throughput", quick=True)
+    rows = doc["rows"]
+    assert [r["n"] for r in rows] == [1, 3, 6]
+    shape = doc["shape"]
+    assert shape["delay_monotonic"]
+    assert shape["delay_linear_r2"] >= 0.95
+    assert shape["throughput_peak_n"] == 3
+    assert 0.7 * T_TARGET_MS <= shape["delay_at_peak_ms"] <= 1.5 * T_TARGET_MS
+    # Alone, a node offering a third of the capacity gets all of it.
+    assert rows[0]["throughput_mbps"] == pytest.approx(qair.SINGLE_LINK_MBPS / qair.CAP_SHARE, rel=0.02)
+
+
+def test_edca_vo_collides_more_and_qair_keeps_the_ping_short() -> None:
+    """Fig. 3's motivation: many saturated VO queues (CW 3/7) collide far more than the same number in
+    BE, and their collision probability rises faster with N; QAir on BE is transparent at N = 2 (below
+    N* the run is byte-identical in its flows) and at N = 6 cuts the ping's RTT and the collisions."""
+    doc = run_experiment("qair-edca", quick=True)
+    by = {(r["n"], r["variant"]): r for r in doc["rows"]}
+    for n in (2, 6):
+        assert by[(n, "vo")]["collision_probability"] > 1.5 * by[(n, "be")]["collision_probability"]
+    rise = doc["shape"]["collision_probability_rise"]
+    assert rise["vo"] > rise["be"] > 0
+    assert by[(2, "be_qair")] == {**by[(2, "be")], "variant": "be_qair"}
+    assert by[(6, "be_qair")]["ping_rtt_mean_ms"] < 0.5 * by[(6, "be")]["ping_rtt_mean_ms"]
+    assert by[(6, "be_qair")]["collision_probability"] < 0.5 * by[(6, "be")]["collision_probability"]
+
+
+def test_qp9_legacy_nodes_beside_qair_nodes_take_more() -> None:
+    """QP9 (legacy coexistence, QAir §VII): QAir is switched per node (``node_mechanisms`` on some APs
+    only); beside three regulated pairs, three legacy pairs take strictly more, and the unregulated
+    pairs are untouched by the switch itself (their links carry no QAir gate)."""
+    flows = [topology.udp_cbr(f"bg{i}", "server", f"sta{i}", 100.0, 1500) for i in range(1, 7)]
+    sc = topology.co_channel_pairs("qair-legacy", pairs=6, duration_s=8.0, warmup_s=2.0, last_hop=qair._last_hop(),
+                                   flows=flows, node_mechanisms=[{"type": "qair"}])
+    for ap in sc["aps"][3:]:
+        del ap["node_mechanisms"]
+    res = lasthop.run(sc, seed=1)
+    gates = {n["node"] for n in res.summary["components"]["wifi"]["nodes"] if "release_gate" in n["path"]}
+    assert gates == {"ap1", "sta1", "ap2", "sta2", "ap3", "sta3"}
+    rate = res.flows.set_index("flow")["throughput_mbps"]
+    regulated, legacy = [float(rate[f"bg{i}"]) for i in (1, 2, 3)], [float(rate[f"bg{i}"]) for i in (4, 5, 6)]
+    assert min(legacy) > max(regulated), (regulated, legacy)
