@@ -76,3 +76,34 @@ def test_qp9_legacy_nodes_beside_qair_nodes_take_more() -> None:
     rate = res.flows.set_index("flow")["throughput_mbps"]
     regulated, legacy = [float(rate[f"bg{i}"]) for i in (1, 2, 3)], [float(rate[f"bg{i}"]) for i in (4, 5, 6)]
     assert min(legacy) > max(regulated), (regulated, legacy)
+
+
+def test_the_live_player_by_hand() -> None:
+    """Spec §7's player, hand-computed: frames every 0.1 s, 2.15 s of pipeline. Frame 0 arrives 0.05 s
+    after capture, so the lag is 2.2 s; frame 3 is 0.3 s late (arrives at 0.3 + 0.55 + 2.15 = 3.0, due at
+    2.5): a buffering event, and the player waits until every frame captured within 0.5 s of it has
+    arrived (frame 8 is captured too late to count; the latest of frames 3–7 arrives at 0.96 + 2.15 =
+    3.11), so the lag becomes 3.11 − 0.3 = 2.81 s and never shrinks again."""
+    capture = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
+    done = [0.05, 0.15, 0.25, 0.85, 0.86, 0.87, 0.95, 0.96, 0.97]
+    play = qair.live_player(capture, done)
+    assert play.buffering_events == 1
+    assert play.min_e2e_s == pytest.approx(2.2)
+    assert play.max_e2e_s == pytest.approx(2.81)
+    assert play.stalled_s == pytest.approx(3.11 - (0.3 + 2.2))
+    assert play.frames == 9
+    # On time throughout: no event, one lag.
+    steady = qair.live_player(capture, [c + 0.05 for c in capture])
+    assert (steady.buffering_events, steady.min_e2e_s, steady.max_e2e_s) == (0, pytest.approx(2.2), pytest.approx(2.2))
+
+
+def test_qair_live_runs_and_reads_the_stream() -> None:
+    """The quick live-stream experiment: both variants play about 12 s of 30-fps video at 1.5 Mbit/s,
+    and the player's delays are never below the pipeline's."""
+    doc = run_experiment("qair-live", quick=True)
+    assert [r["variant"] for r in doc["rows"]] == ["dcf", "qair"]
+    for r in doc["rows"]:
+        assert r["frames"] > 300
+        assert r["live_mbps"] == pytest.approx(1.5, rel=0.1)
+        assert qair.LIVE_PIPELINE_S <= r["min_e2e_s"] <= r["max_e2e_s"]
+    assert doc["paper"]["Q7_buffering_events"] == {"dcf": 7, "qair": 0}

@@ -10,6 +10,8 @@ on every node and with it off; the metric is the ping's mean RTT and the backgro
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -212,9 +214,96 @@ def reduce_edca(done: list[Done]) -> dict[str, Any]:
         "latency": "rises steeply with N in AC_VO"}}
 
 
+LIVE_PIPELINE_S = 2.15
+"""Spec §7 [LH, R6]: the viewer sits behind a server pipeline with a fixed lag, the paper's measured
+minimum end-to-end delay (Table III)."""
+LIVE_REBUFFER_S = 0.5
+"""A stalled player resumes once this much media is buffered."""
+
+
+@dataclass(frozen=True)
+class Playback:
+    """What a live-stream viewer saw: buffering events, and the least and greatest end-to-end delay
+    (capture to display) of the frames it played."""
+
+    buffering_events: int
+    min_e2e_s: float
+    max_e2e_s: float
+    stalled_s: float
+    frames: int
+
+
+def live_player(capture_s: Sequence[float], done_s: Sequence[float], pipeline_s: float = LIVE_PIPELINE_S,
+                rebuffer_s: float = LIVE_REBUFFER_S) -> Playback:
+    """The player of spec §7's live-streaming case, over frames in capture order with the times their
+    last byte reached the server (``done_s``; the stream is TCP, so in order).
+
+    A frame reaches the viewer ``pipeline_s`` after the server has it. Frame 0 plays as it arrives, which
+    sets the lag L (capture to display). Frame i is due at capture_i + L; if it has not arrived then, the
+    player stalls (a buffering event) until every frame captured within ``rebuffer_s`` after it has
+    arrived, plays frame i then, and keeps the longer lag: it never catches up, so the greatest delay is
+    the first one plus the stalls. Frames after the last arrival are not judged (the run ended).
+    """
+    arrive = [d + pipeline_s for d in done_s]
+    if not arrive:
+        return Playback(0, float("nan"), float("nan"), 0.0, 0)
+    lag = arrive[0] - capture_s[0]
+    lags, events, stalled = [lag], 0, 0.0
+    for i in range(1, len(arrive)):
+        due = capture_s[i] + lag
+        if arrive[i] > due + 1e-9:  # later than due by more than the ns the times are kept in
+            window = [a for c, a in zip(capture_s[i:], arrive[i:]) if c < capture_s[i] + rebuffer_s]
+            resume = max(window)
+            events += 1
+            stalled += resume - due
+            lag = resume - capture_s[i]
+        lags.append(lag)
+    return Playback(events, min(lags), max(lags), stalled, len(arrive))
+
+
+PAPER_LIVE: dict[str, Any] = {
+    "source": "QAir §VI-C, Table III: a phone's live stream beside 9 background links, 100 s",
+    "Q7_buffering_events": {"dcf": 7, "qair": 0},
+    "Q8_e2e_delay_s": {"dcf": {"min": 2.15, "max": 9.76}, "qair": {"min": 2.15, "max": 2.23}},
+}
+
+
+def plan_live(opts: Options) -> list[PlannedRun]:
+    """Spec §7's live stream: 9 saturating UDP links, and station 10 broadcasting 1.5 Mbit/s of 30-fps
+    video over Cubic TCP (uplink) to the server, QAir on every node against EDCA alone."""
+    n, duration = (4, 12.0) if opts.quick else (9, 100.0)
+    flows = [topology.udp_cbr(f"bg{i}", "server", f"sta{i}", 100.0, 1500) for i in range(1, n + 1)]
+    flows.append(topology.flow("live", "tcp_video", f"sta{PAIRS}", "server", video={"fps": 30, "rate_mbps": 1.5},
+                               tcp={"cc": {"type": "cubic"}}))
+    runs = []
+    for variant in VARIANTS:
+        mech = [{"type": "qair"}] if variant == "qair" else None
+        sc = topology.co_channel_pairs(f"qair-live-{variant}", pairs=PAIRS, duration_s=duration, warmup_s=0.0,
+                                       last_hop=_last_hop(), flows=flows, node_mechanisms=mech)
+        sc["output"] = {"packets": "none"}
+        runs.append(PlannedRun(variant, sc, opts.seed, {"background": n}))
+    return runs
+
+
+def reduce_live(done: list[Done]) -> dict[str, Any]:
+    rows = []
+    for d in sorted(done, key=lambda d: VARIANTS.index(d.planned.variant)):
+        fr = d.result.frames
+        fr = fr[(fr["flow"] == "live") & fr["done_ns"].notna()].sort_values("frame")
+        play = live_player((fr["capture_ns"] / 1e9).tolist(), (fr["done_ns"] / 1e9).tolist())
+        f = d.result.flows.set_index("flow")
+        rows.append({"variant": d.planned.variant, "background": d.planned.point["background"],
+                     "buffering_events": play.buffering_events, "min_e2e_s": play.min_e2e_s,
+                     "max_e2e_s": play.max_e2e_s, "stalled_s": play.stalled_s, "frames": play.frames,
+                     "live_mbps": float(f.loc["live", "throughput_mbps"]),
+                     "background_mbps": float(f.loc[[i for i in f.index if i.startswith("bg")], "throughput_mbps"].sum())})
+    return {"rows": rows, "paper": PAPER_LIVE}
+
+
 EXPERIMENTS = [
     Experiment("qair-udp", plan_udp, reduce_udp),
     Experiment("qair-tcp", plan_tcp, reduce_tcp),
     Experiment("qair-delay-throughput", plan_delay_throughput, reduce_delay_throughput),
     Experiment("qair-edca", plan_edca, reduce_edca),
+    Experiment("qair-live", plan_live, reduce_live),
 ]
