@@ -1,6 +1,7 @@
 """QAir's testbed (seed 001, spec qair-lastpq.md §4.3, §7–8) on the model: the per-frame delay the
-hardware sees against the spec's T_cycle, the capacity behind the offered-load cap, and the quick
-``qair-delay-throughput`` (Fig. 6's shape) and ``qair-edca`` (Fig. 3's motivation) experiments."""
+hardware sees against the spec's T_cycle, the capacity behind the offered-load cap, legacy coexistence,
+the live-stream player by hand, and the quick ``qair-udp`` (its N* sweep), ``qair-delay-throughput``
+(Fig. 6's shape), ``qair-edca`` (Fig. 3's motivation) and ``qair-live`` experiments."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def test_a_lone_saturated_node_sees_t_cycle_and_the_capacity_behind_the_cap() ->
     d = _one_saturated_link()
     delay_ms, psdus = qair.frame_delay(d, {"ap1"})
     assert psdus > 1000
-    assert delay_ms == pytest.approx(4.0025, rel=0.02)
+    assert delay_ms == pytest.approx(qair.T_CYCLE_MS, rel=0.02)
     rate = float(d.result.flows.set_index("flow").loc["bg1", "throughput_mbps"])
     assert rate == pytest.approx(qair.SINGLE_LINK_MBPS, rel=0.03)
 
@@ -107,3 +108,19 @@ def test_qair_live_runs_and_reads_the_stream() -> None:
         assert r["live_mbps"] == pytest.approx(1.5, rel=0.1)
         assert qair.LIVE_PIPELINE_S <= r["min_e2e_s"] <= r["max_e2e_s"]
     assert doc["paper"]["Q7_buffering_events"] == {"dcf": 7, "qair": 0}
+
+
+def test_qair_udp_sweeps_n_star() -> None:
+    """Spec §19 item 1: qair-udp runs QAir at N* = 3 (its 12-ms default), 2 and 1.5 beside EDCA. At n = 2
+    the default is transparent (below N*, identical rows); the smaller targets regulate there; at n = 4
+    N* = 2 cuts the ping's mean RTT by more than half. The fit names the N* nearest the paper's Q1."""
+    doc = run_experiment("qair-udp", quick=True)
+    by = {(r["n"], r["variant"]): r for r in doc["rows"]}
+    assert {**by[(2, "qair")], "variant": "dcf"} == by[(2, "dcf")]
+    assert by[(2, "qair_nstar2")]["background_jain"] < 0.9
+    assert by[(4, "qair_nstar2")]["ping_rtt_mean_ms"] < 0.5 * by[(4, "dcf")]["ping_rtt_mean_ms"]
+    fits = doc["n_star_fit"]
+    assert {v: f["t_target_ms"] for v, f in fits.items()} == pytest.approx(
+        {"qair": 3 * qair.T_CYCLE_MS, "qair_nstar2": 2 * qair.T_CYCLE_MS, "qair_nstar1.5": 1.5 * qair.T_CYCLE_MS})
+    assert doc["best_n_star"] in (3.0, 2.0, 1.5)
+    assert set(fits["qair_nstar2"]["Q1_n_within_30pct"]) <= {2, 4}
