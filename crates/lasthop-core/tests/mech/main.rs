@@ -599,6 +599,19 @@ fn qair_on_every_node_of_a_dense_deployment() {
     assert!(sat.iter().any(|g| g["refusals"].as_u64().unwrap() > 100), "{sat:?}");
     assert_eq!(ping_ap["refusals"], 0, "a node offering far below the fair share is never held (QP4): {ping_ap}");
     assert!(ping_ap["released"].as_u64().unwrap() >= 45, "{ping_ap}");
+    // QAir off on every node (`enabled = false`) is the baseline to the event, while each node's
+    // monitor and controller still report what QAir would have seen.
+    let off = run(&toml.replace("{ type = \"qair\" }", "{ type = \"qair\", enabled = false }"), 1);
+    let baseline = run(&toml.replace("mechanisms = [{ type = \"qair\" }]\n", ""), 1);
+    assert!(!baseline.components["wifi"]["nodes"][0]["path"].as_object().unwrap().contains_key("release_gate"));
+    assert_eq!(off.event_digest, baseline.event_digest);
+    assert_ne!(off.event_digest, out.event_digest);
+    for n in off.components["wifi"]["nodes"].as_array().unwrap() {
+        let g = &n["path"]["release_gate"];
+        assert_eq!((g["enabled"].as_bool(), g["refusals"].as_u64()), (Some(false), Some(0)), "{g}");
+    }
+    let sat_ap = &off.components["wifi"]["nodes"][0]["path"]["release_gate"];
+    assert!(sat_ap["t_hat_ms"].as_f64().unwrap() > 0.0 && sat_ap["samples"].as_u64().unwrap() > 100, "{sat_ap}");
 }
 
 #[test]

@@ -616,9 +616,10 @@ impl LinuxPath {
         }
     }
 
-    pub fn complete(&mut self, now: SimTime, psdu: Psdu, st: TxStatus<'_>, out: &mut PathOut<'_>) {
+    /// `psdu` left the head of its hardware queue: its per-frame delay t_k is counted if it was
+    /// delivered, the stages see the completion, and the next PSDU of that queue is now at the head.
+    fn left_hardware(&mut self, now: SimTime, psdu: &Psdu, st: &TxStatus<'_>) {
         let ac = psdu.ac;
-        let li = self.links.iter().position(|l| l.id == psdu.link).expect("own link");
         let head_to_done = now.saturating_since(self.head_since[ac]);
         if st.success {
             self.stats.delivered_psdus += 1;
@@ -627,6 +628,12 @@ impl LinuxPath {
         self.tx_event(now, TxEvent::Complete { link: psdu.link, ac, bytes: psdu.psdu_len, success: st.success, attempts: st.attempts, head_to_done });
         self.in_air[ac] = false;
         self.head_since[ac] = now;
+    }
+
+    pub fn complete(&mut self, now: SimTime, psdu: Psdu, st: TxStatus<'_>, out: &mut PathOut<'_>) {
+        let ac = psdu.ac;
+        let li = self.links.iter().position(|l| l.id == psdu.link).expect("own link");
+        self.left_hardware(now, &psdu, &st);
         let ampdu = self.counts_as_ampdu(&psdu) as usize;
         let c = &mut self.hw_count[ac];
         c.0 -= ampdu;

@@ -11,6 +11,8 @@ use crate::time::{SimDuration, SimTime};
 /// One node's QAir.
 #[derive(Debug)]
 pub struct QairGate {
+    /// Off: observe only (`QairParams::enabled`).
+    enabled: bool,
     control: Control,
     bucket: TokenBucket,
     monitor: DelayMonitor,
@@ -25,23 +27,31 @@ pub struct QairGate {
 
 impl QairGate {
     pub fn new(p: &QairParams) -> Self {
-        QairGate { control: Control::new(p, SimTime::ZERO), bucket: TokenBucket::new(p.depth, SimTime::ZERO), monitor: DelayMonitor::default(), released: 0, refusals: 0, samples: 0, max_inference_error_ns: 0 }
+        QairGate { enabled: p.enabled, control: Control::new(p, SimTime::ZERO), bucket: TokenBucket::new(p.depth, SimTime::ZERO), monitor: DelayMonitor::default(), released: 0, refusals: 0, samples: 0, max_inference_error_ns: 0 }
     }
 }
 
 impl ReleaseGate for QairGate {
     fn may_release(&mut self, now: SimTime) -> Result<(), SimTime> {
+        if !self.enabled {
+            return Ok(());
+        }
         self.bucket.ready(now, self.control.rate()).inspect_err(|_| self.refusals += 1)
     }
 
     /// At the `formation` release point nothing waits in the gate itself (the driver forms no PSDU
     /// while it is closed): the wait is that of the next token.
     fn expected_hold(&self, now: SimTime) -> SimDuration {
+        if !self.enabled {
+            return SimDuration::ZERO;
+        }
         self.bucket.expected_wait(now, self.control.rate(), 0.0)
     }
 
     fn on_release(&mut self, now: SimTime, _link: u32, ac: usize, _bytes: u32) {
-        self.bucket.consume();
+        if self.enabled {
+            self.bucket.consume();
+        }
         self.monitor.on_enqueue(now, ac);
         self.released += 1;
     }
@@ -60,6 +70,7 @@ impl ReleaseGate for QairGate {
     fn stats(&self) -> serde_json::Value {
         serde_json::json!({
             "type": "qair",
+            "enabled": self.enabled,
             "rate_psdus_per_s": self.control.rate(),
             "t_hat_ms": self.control.t_hat_us().map(|t| t * 1e-3),
             "updates": self.control.updates,

@@ -24,11 +24,15 @@ pub struct QairParams {
     pub r_max: f64,
     /// Token-bucket depth, PSDUs. Default 2 ([LH]: ath9k's two queued aggregates).
     pub depth: f64,
+    /// `false`: QAir off on this node (a legacy node, spec §9): the regulator never holds a PSDU, while
+    /// the Delay Monitor and the controller still run and report (`t_hat_ms`, `rate_psdus_per_s`), so a
+    /// baseline can be observed as QAir would see it. Default true.
+    pub enabled: bool,
 }
 
 impl Default for QairParams {
     fn default() -> Self {
-        QairParams { t_target_ms: 12.0, alpha: 0.9, check_interval_ms: 2.5, delta: 2.0, r_min: 5.0, r_max: 8667.0, depth: 2.0 }
+        QairParams { t_target_ms: 12.0, alpha: 0.9, check_interval_ms: 2.5, delta: 2.0, r_min: 5.0, r_max: 8667.0, depth: 2.0, enabled: true }
     }
 }
 
