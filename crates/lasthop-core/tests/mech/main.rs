@@ -563,8 +563,9 @@ rate_mbps = 40
 /// QAir on every node of a dense co-channel deployment (spec `qair-lastpq.md` QP6, QP8): the inferred
 /// head-of-queue time equals the hardware's own (no driver latency), every rate stays within
 /// [R_min, R_max], saturated nodes are throttled and the ping's node never is (QP4).
-#[test]
-fn qair_on_every_node_of_a_dense_deployment() {
+/// Four co-channel pairs with QAir on every node (the AP by its own list, the station by its own):
+/// three saturated downloads and a ping.
+fn dense_qair_toml() -> String {
     let mut toml = String::from("duration_s = 6\nwarmup_s = 1\n[[servers]]\nname = \"server\"\n");
     for i in 1..=4 {
         // QAir on the AP by its own list, on the station by the BSS-wide one.
@@ -576,6 +577,12 @@ fn qair_on_every_node_of_a_dense_deployment() {
         toml += &format!("[[flows]]\nname = \"bg{i}\"\ntype = \"udp_cbr\"\nfrom = \"server\"\nto = \"sta{i}\"\nrate_mbps = 100\npacket_bytes = 1500\n");
     }
     toml += "[[flows]]\nname = \"ping\"\ntype = \"ping\"\nfrom = \"server\"\nto = \"sta4\"\ninterval_ms = 100\n";
+    toml
+}
+
+#[test]
+fn qair_on_every_node_of_a_dense_deployment() {
+    let toml = dense_qair_toml();
     let out = run(&toml, 1);
     // The BSS-wide list installs exactly what the per-node lists do.
     let bss_wide = toml.replace("mechanisms = [{ type = \"qair\" }]\nlast_hop", "node_mechanisms = [{ type = \"qair\" }]\nlast_hop");
@@ -612,6 +619,33 @@ fn qair_on_every_node_of_a_dense_deployment() {
     }
     let sat_ap = &off.components["wifi"]["nodes"][0]["path"]["release_gate"];
     assert!(sat_ap["t_hat_ms"].as_f64().unwrap() > 0.0 && sat_ap["samples"].as_u64().unwrap() > 100, "{sat_ap}");
+}
+
+/// QAir's `psdu` release point (spec §2): the driver forms PSDUs as ath9k would and they wait in the
+/// regulator, so packets enter their PSDU (`t_hw_enq`) longer before it reaches the hardware queue's head
+/// (with one saturated flow per node the aggregates, and so the air, are those of the `formation` run);
+/// the saturated nodes are still held, the ping's node never is, and the rates stay within bounds.
+#[test]
+fn qair_at_the_psdu_release_point() {
+    let toml = dense_qair_toml();
+    let psdu = run(&toml.replace("{ type = \"qair\" }", "{ type = \"qair\", release_point = \"psdu\" }"), 1);
+    let formation = run(&toml, 1);
+    let held = |o: &RunOutput| {
+        let (enq, head) = (&o.packets.stages[Stage::HwEnq as usize], &o.packets.stages[Stage::HwHead as usize]);
+        let waits: Vec<u64> = enq.iter().zip(head).filter(|(e, h)| **e != NO_TIME && **h != NO_TIME && **h >= **e).map(|(e, h)| h - e).collect();
+        waits.iter().sum::<u64>() as f64 / waits.len() as f64
+    };
+    assert!(held(&psdu) > 1.2 * held(&formation), "{} vs {} ns", held(&psdu), held(&formation));
+    let gates: Vec<&serde_json::Value> = psdu.components["wifi"]["nodes"].as_array().unwrap().iter().map(|n| &n["path"]["release_gate"]).collect();
+    let p = lasthop_core::mech::qair::QairParams::default();
+    for g in &gates {
+        assert_eq!(g["release_point"], "psdu");
+        assert!((p.r_min..=p.r_max).contains(&g["rate_psdus_per_s"].as_f64().unwrap()), "{g}");
+    }
+    // A held-back saturated node: its rate far below the others' and its PSDUs refused by the gate.
+    let held_back = [gates[0], gates[2], gates[4]].iter().any(|g| g["refusals"].as_u64().unwrap() > 10 && g["rate_psdus_per_s"].as_f64().unwrap() < 10.0 * p.r_min);
+    assert!(held_back, "{gates:?}");
+    assert_eq!(gates[6]["refusals"], 0, "{}", gates[6]);
 }
 
 #[test]

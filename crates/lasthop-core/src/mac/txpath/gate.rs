@@ -8,8 +8,58 @@
 //!
 //! A gate that refuses names the time it opens again; the medium wakes the node's transmit path then
 //! ([`crate::mac::medium::WifiEvent::NodeWakeup`]), which runs the driver's scheduling round again.
+//!
+//! Where it gates ([`ReleasePoint`]): at PSDU *formation* (a closed gate stops the driver forming the
+//! next PSDU, so it is built from the backlog at release time), or at the formed *PSDU* (the driver
+//! forms PSDUs as ath9k would; they wait in [`HeldPsdus`], counting toward the hardware-queue depth, and
+//! the gate releases the highest-priority one when it opens).
 
+use super::Psdu;
 use crate::time::{SimDuration, SimTime};
+use std::collections::VecDeque;
+
+/// Where a release gate holds the driver back (QAir's `release_point`, spec `qair-lastpq.md` §2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ReleasePoint {
+    /// The driver forms no PSDU while the gate is closed.
+    Formation,
+    /// Formed PSDUs wait in the gate (and count toward their AC's hardware-queue depth).
+    Psdu,
+}
+
+/// PSDUs formed and waiting for the gate, per AC (index as [`crate::mac::edca::AccessCategory`]: VO
+/// first), each with its TXQ; released highest AC first, in formation order within an AC.
+#[derive(Debug, Default)]
+pub struct HeldPsdus {
+    by_ac: Vec<VecDeque<(usize, Psdu)>>,
+    len: usize,
+}
+
+impl HeldPsdus {
+    pub fn push(&mut self, txq: usize, psdu: Psdu) {
+        if self.by_ac.len() <= psdu.ac {
+            self.by_ac.resize_with(psdu.ac + 1, VecDeque::new);
+        }
+        self.by_ac[psdu.ac].push_back((txq, psdu));
+        self.len += 1;
+    }
+
+    /// The held PSDU to release next, with its TXQ.
+    pub fn pop_highest(&mut self) -> Option<(usize, Psdu)> {
+        let next = self.by_ac.iter_mut().find_map(VecDeque::pop_front)?;
+        self.len -= 1;
+        Some(next)
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
 
 /// What happened to one of the node's PSDUs in hardware.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,9 +80,14 @@ pub trait ReleaseGate: Send + Sync + std::fmt::Debug {
     fn on_release(&mut self, _now: SimTime, _link: u32, _ac: usize, _bytes: u32) {}
     /// A transmit event of one of the node's PSDUs.
     fn on_tx_event(&mut self, _now: SimTime, _ev: &TxEvent) {}
-    /// How long a PSDU the driver offered now would be held before it enters the hardware queue
-    /// (LAST-PQ adds it to its hardware-queue estimate, spec §17.6).
-    fn expected_hold(&self, _now: SimTime) -> SimDuration {
+    /// Where the gate holds the driver back.
+    fn release_point(&self) -> ReleasePoint {
+        ReleasePoint::Formation
+    }
+    /// How long a PSDU the driver offered now would be held before it enters the hardware queue, with
+    /// `held` formed PSDUs already waiting in the gate (LAST-PQ adds it to its hardware-queue estimate,
+    /// spec §17.6).
+    fn expected_hold(&self, _now: SimTime, _held: usize) -> SimDuration {
         SimDuration::ZERO
     }
     /// Counters for `summary.json`.

@@ -5,7 +5,7 @@ use super::control::Control;
 use super::monitor::DelayMonitor;
 use super::regulator::TokenBucket;
 use super::QairParams;
-use crate::mac::txpath::gate::{ReleaseGate, TxEvent};
+use crate::mac::txpath::gate::{ReleaseGate, ReleasePoint, TxEvent};
 use crate::time::{SimDuration, SimTime};
 
 /// One node's QAir.
@@ -13,6 +13,7 @@ use crate::time::{SimDuration, SimTime};
 pub struct QairGate {
     /// Off: observe only (`QairParams::enabled`).
     enabled: bool,
+    release_point: ReleasePoint,
     control: Control,
     bucket: TokenBucket,
     monitor: DelayMonitor,
@@ -27,7 +28,7 @@ pub struct QairGate {
 
 impl QairGate {
     pub fn new(p: &QairParams) -> Self {
-        QairGate { enabled: p.enabled, control: Control::new(p, SimTime::ZERO), bucket: TokenBucket::new(p.depth, SimTime::ZERO), monitor: DelayMonitor::default(), released: 0, refusals: 0, samples: 0, max_inference_error_ns: 0 }
+        QairGate { enabled: p.enabled, release_point: p.release_point, control: Control::new(p, SimTime::ZERO), bucket: TokenBucket::new(p.depth, SimTime::ZERO), monitor: DelayMonitor::default(), released: 0, refusals: 0, samples: 0, max_inference_error_ns: 0 }
     }
 }
 
@@ -39,13 +40,17 @@ impl ReleaseGate for QairGate {
         self.bucket.ready(now, self.control.rate()).inspect_err(|_| self.refusals += 1)
     }
 
-    /// At the `formation` release point nothing waits in the gate itself (the driver forms no PSDU
-    /// while it is closed): the wait is that of the next token.
-    fn expected_hold(&self, now: SimTime) -> SimDuration {
+    fn release_point(&self) -> ReleasePoint {
+        self.release_point
+    }
+
+    /// The wait for the token of the PSDU behind the `held` ones (none at the `formation` release
+    /// point, where the driver forms no PSDU while the gate is closed).
+    fn expected_hold(&self, now: SimTime, held: usize) -> SimDuration {
         if !self.enabled {
             return SimDuration::ZERO;
         }
-        self.bucket.expected_wait(now, self.control.rate(), 0.0)
+        self.bucket.expected_wait(now, self.control.rate(), held as f64)
     }
 
     fn on_release(&mut self, now: SimTime, _link: u32, ac: usize, _bytes: u32) {
@@ -71,6 +76,7 @@ impl ReleaseGate for QairGate {
         serde_json::json!({
             "type": "qair",
             "enabled": self.enabled,
+            "release_point": self.release_point,
             "rate_psdus_per_s": self.control.rate(),
             "t_hat_ms": self.control.t_hat_us().map(|t| t * 1e-3),
             "updates": self.control.updates,

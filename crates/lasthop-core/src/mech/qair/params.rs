@@ -1,6 +1,7 @@
 //! QAir's parameters: `mechanisms = [{ type = "qair", t_target_ms = 12, ... }]`. Defaults and their
 //! provenance are spec §6.
 
+use crate::mac::txpath::gate::ReleasePoint;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -28,11 +29,16 @@ pub struct QairParams {
     /// the Delay Monitor and the controller still run and report (`t_hat_ms`, `rate_psdus_per_s`), so a
     /// baseline can be observed as QAir would see it. Default true.
     pub enabled: bool,
+    /// Where the regulator holds the driver back (spec §2, [R2]): `"psdu"` (the spec's default: formed
+    /// PSDUs wait in the regulator, counting toward the hardware-queue depth, and the highest AC's
+    /// oldest goes first) or `"formation"` (the driver forms no PSDU while no token is there, so the next
+    /// aggregate is built from the backlog at release time). Default `"formation"`.
+    pub release_point: ReleasePoint,
 }
 
 impl Default for QairParams {
     fn default() -> Self {
-        QairParams { t_target_ms: 12.0, alpha: 0.9, check_interval_ms: 2.5, delta: 2.0, r_min: 5.0, r_max: 8667.0, depth: 2.0, enabled: true }
+        QairParams { t_target_ms: 12.0, alpha: 0.9, check_interval_ms: 2.5, delta: 2.0, r_min: 5.0, r_max: 8667.0, depth: 2.0, enabled: true, release_point: ReleasePoint::Formation }
     }
 }
 

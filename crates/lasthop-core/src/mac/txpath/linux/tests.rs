@@ -3,6 +3,8 @@
 
 use super::*;
 use crate::phy::mcs::{ChannelWidth, GuardInterval};
+use crate::mac::txpath::gate::ReleasePoint;
+use crate::mac::txpath::testkit::Io;
 use crate::stats::PacketLog;
 
 fn params(hw_depth_aggr: usize) -> LinuxParams {
@@ -164,4 +166,64 @@ fn hardware_depth_counts_one_subframe_psdus_of_a_blockack_session() {
     }
     assert_eq!(p.hwq[vo].len(), 8, "VO: eight single frames");
     assert!(p.hwq[vo].iter().all(|x| x.mpdus.len() == 1));
+}
+
+/// A gate that opens at fixed instants, one PSDU each, and holds formed PSDUs (`psdu` release point).
+#[derive(Debug)]
+struct Turnstile {
+    opens: Vec<SimTime>,
+    released: Vec<(SimTime, usize)>,
+}
+
+impl ReleaseGate for Turnstile {
+    fn may_release(&mut self, now: SimTime) -> Result<(), SimTime> {
+        match self.opens.first() {
+            Some(&t) if t <= now => Ok(()),
+            Some(&t) => Err(t),
+            None => Err(now + SimDuration::from_secs(1)),
+        }
+    }
+    fn on_release(&mut self, now: SimTime, _link: u32, ac: usize, _bytes: u32) {
+        self.opens.remove(0);
+        self.released.push((now, ac));
+    }
+    fn release_point(&self) -> ReleasePoint {
+        ReleasePoint::Psdu
+    }
+    fn expected_hold(&self, _now: SimTime, held: usize) -> SimDuration {
+        SimDuration::from_us(held as u64)
+    }
+    fn stats(&self) -> serde_json::Value {
+        serde_json::json!(self.released.len())
+    }
+}
+
+/// At the `psdu` release point the driver forms PSDUs while the gate is shut; they wait in the gate,
+/// count toward their AC's hardware-queue depth (so BE stops at two aggregates), reach the hardware
+/// queue only when the gate opens, and leave highest AC first: a VO frame formed after two BE
+/// aggregates goes out first.
+#[test]
+fn the_psdu_release_point_holds_formed_psdus_and_releases_by_priority() {
+    let mut p = LinuxPath::new(params(2), &mut Rng::derive(1, "fq"));
+    p.add_link(0, TxVector::ht(7, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap(), None);
+    let t = SimTime::from_us;
+    p.set_release_gate(Box::new(Turnstile { opens: vec![t(1000), t(2000), t(3000)], released: Vec::new() }));
+    let mut io = Io::new();
+    let (vo, be) = (AccessCategory::Vo as usize, AccessCategory::Be as usize);
+    for i in 0..100 {
+        io.enqueue(&mut p, t(i), 0, be, pkt(i));
+    }
+    io.enqueue(&mut p, t(200), 0, vo, pkt(100));
+    assert!(!p.pending(be) && !p.pending(vo), "nothing reaches the hardware while the gate is shut");
+    assert_eq!(p.held.len(), 3, "two BE PSDUs (the aggregate depth) and the VO frame wait in the gate");
+    assert_eq!(p.hw_count[be], (2, 2));
+    assert_eq!(p.next_wakeup(), Some(t(1000)));
+    p.on_wakeup(t(1000), &mut io.out());
+    assert!(p.pending(vo) && !p.pending(be), "VO leaves first");
+    p.on_wakeup(t(2000), &mut io.out());
+    let first_be = p.head(t(2000), be, None, &mut io.out()).unwrap();
+    assert_eq!(first_be.mpdus[0].seq, 0, "then BE, in formation order");
+    assert_eq!(p.held.len(), 1);
+    let gate = p.gate.as_ref().unwrap();
+    assert_eq!(gate.stats(), serde_json::json!(2));
 }

@@ -25,9 +25,9 @@
 //! retries through [`RateControl::tx_limits`] (LLRA does; the others keep the defaults).
 
 use super::airtime::AirtimeScheduler;
-use super::driver::{DriverPolicy, DriverView, HwEnqueue};
+use super::driver::{DriverPolicy, DriverView};
 use super::scheduler::TxqScheduler;
-use super::gate::{ReleaseGate, TxEvent};
+use super::gate::{HeldPsdus, ReleaseGate, TxEvent};
 use super::{Mpdu, PathOut, Psdu, RateChain, TxStatus};
 use crate::mac::edca::AccessCategory;
 use crate::packet::Packet;
@@ -42,6 +42,8 @@ use crate::rng::Rng;
 use crate::stats::{DropReason, Stage};
 use crate::time::{SimDuration, SimTime};
 use std::collections::VecDeque;
+
+mod stages;
 
 /// Settings of the Linux path.
 #[derive(Clone, Debug)]
@@ -166,6 +168,8 @@ pub struct LinuxPath {
     gate: Option<Box<dyn ReleaseGate>>,
     /// When the gate opens again after refusing.
     gate_wakeup: Option<SimTime>,
+    /// Formed PSDUs waiting for a gate that holds at the PSDU (counted in `hw_count`).
+    held: HeldPsdus,
     /// AQL: estimated airtime pending over the whole interface, µs.
     aql_total_us: u64,
     /// Per AC: the medium holds its head PSDU (between `head` and `complete`), and since when the
@@ -212,6 +216,7 @@ impl LinuxPath {
             qdisc: None,
             gate: None,
             gate_wakeup: None,
+            held: HeldPsdus::default(),
             aql_total_us: 0,
             in_air: vec![false; nq],
             head_since: vec![SimTime::ZERO; nq],
@@ -234,54 +239,6 @@ impl LinuxPath {
         for (ac, a) in self.afs.iter_mut().enumerate() {
             *a = make(ac);
             a.resize(n);
-        }
-    }
-
-    /// Puts a release gate between the driver and the hardware queues.
-    pub fn set_release_gate(&mut self, gate: Box<dyn ReleaseGate>) {
-        self.gate = Some(gate);
-    }
-
-    pub fn has_gate(&self) -> bool {
-        self.gate.is_some()
-    }
-
-    /// Puts a driver policy into the driver.
-    pub fn set_driver_policy(&mut self, policy: Box<dyn DriverPolicy>) {
-        self.policy = Some(policy);
-    }
-
-    /// When the release gate opens again, if it refused a PSDU.
-    pub fn next_wakeup(&self) -> Option<SimTime> {
-        self.gate_wakeup
-    }
-
-    /// The gate's time came: the driver runs its scheduling round on every AC.
-    pub fn on_wakeup(&mut self, now: SimTime, out: &mut PathOut<'_>) {
-        self.gate_wakeup = None;
-        for ac in 0..self.hwq.len() {
-            self.schedule(now, ac, out);
-        }
-    }
-
-    fn tx_event(&mut self, now: SimTime, ev: TxEvent) {
-        if let Some(g) = &mut self.gate {
-            g.on_tx_event(now, &ev);
-        }
-        if let Some(p) = &mut self.policy {
-            p.on_tx_event(now, &ev);
-        }
-    }
-
-    /// Whether the gate lets a PSDU through now (remembering when it opens if not).
-    fn gate_open(&mut self, now: SimTime) -> bool {
-        let Some(g) = &mut self.gate else { return true };
-        match g.may_release(now) {
-            Ok(()) => true,
-            Err(t) => {
-                self.gate_wakeup = Some(self.gate_wakeup.map_or(t, |w| w.min(t)).max(now));
-                false
-            }
         }
     }
 
@@ -399,13 +356,13 @@ impl LinuxPath {
         let mut refused = None;
         while self.hw_has_room(ac) {
             let prio = self.priority_txq(now, ac).filter(|&li| refused != Some(li));
-            if prio.is_none() && self.afs[ac].is_empty() || !self.gate_open(now) {
+            if prio.is_none() && self.afs[ac].is_empty() || !self.may_form(now) {
                 break;
             }
             if let Some(li) = prio {
                 // Served ahead of the scheduler; the TXQ keeps its place in the scheduler's lists.
                 match self.form(now, li, ac, true, out) {
-                    Some(psdu) => self.push_hw(now, li, ac, psdu),
+                    Some(psdu) => self.hand_to_hw(now, li, ac, psdu),
                     None => refused = Some(li),
                 }
                 continue;
@@ -413,7 +370,7 @@ impl LinuxPath {
             let Some(li) = self.afs[ac].next_txq(now) else { break };
             match self.form(now, li, ac, false, out) {
                 Some(psdu) => {
-                    self.push_hw(now, li, ac, psdu);
+                    self.hand_to_hw(now, li, ac, psdu);
                     let more = self.txq_has_frames(li, ac);
                     self.afs[ac].return_txq(li, more);
                 }
@@ -422,37 +379,6 @@ impl LinuxPath {
                 None => self.afs[ac].return_txq(li, false),
             }
         }
-    }
-
-    /// The policy's TXQ for this opportunity of `ac`, if any.
-    fn priority_txq(&mut self, now: SimTime, ac: usize) -> Option<usize> {
-        let policy = self.policy.as_mut()?;
-        let gate_hold = self.gate.as_ref().map_or(SimDuration::ZERO, |g| g.expected_hold(now));
-        policy.priority_txq(now, ac, &View { fq: &self.fq, dedicated: &self.dedicated, afs: &self.afs, gate_hold })
-    }
-
-    /// Pushes a formed PSDU of TXQ (`li`, `ac`) into its hardware queue.
-    fn push_hw(&mut self, now: SimTime, li: usize, ac: usize, psdu: Psdu) {
-        if let Some(g) = &mut self.gate {
-            g.on_release(now, psdu.link, ac, psdu.psdu_len);
-        }
-        if let Some(policy) = &mut self.policy {
-            let (txv, _) = psdu.chain.get(0).expect("chain");
-            let air = data_airtime(&psdu.chain, psdu.psdu_len);
-            let response = if psdu.aggregated { crate::phy::airtime::BlockAckBitmap::Compressed64.frame_len() } else { crate::phy::airtime::ACK_LEN };
-            let resp = crate::phy::airtime::response_duration(&txv, &[], self.p.band, response);
-            let mac = SimDuration::from_ns(txv.preamble_header_ns(self.p.airtime.ns3_compat_vht_sigb)) + crate::phy::timing::PhyTimings::for_band(self.p.band).sifs + resp;
-            policy.on_hw_enqueue(now, &HwEnqueue { txq: li, ac, bytes: psdu.psdu_len, air, mac });
-        }
-        let ampdu = self.counts_as_ampdu(&psdu) as usize;
-        let c = &mut self.hw_count[ac];
-        c.0 += ampdu;
-        c.1 += 1;
-        self.stats.psdus += 1;
-        if self.hwq[ac].is_empty() && !self.in_air[ac] {
-            self.head_since[ac] = now;
-        }
-        self.hwq[ac].push_back(psdu);
     }
 
     /// Forms one PSDU from TXQ (`li`, `ac`): software retries first, then FQ-CoDel (on the priority
@@ -792,5 +718,4 @@ fn data_airtime(chain: &RateChain, len: u32) -> SimDuration {
 }
 
 #[cfg(test)]
-#[path = "linux_tests.rs"]
 mod tests;

@@ -1,0 +1,116 @@
+//! The Linux path's stages a mechanism installs: the release gate between the driver and the hardware
+//! queues (formed PSDUs held at the `psdu` release point, released highest AC first) and the driver
+//! policy's view of the hardware queue; and the transmit events both see.
+
+use super::{data_airtime, LinuxPath, View};
+use crate::mac::txpath::driver::{DriverPolicy, HwEnqueue};
+use crate::mac::txpath::gate::{ReleaseGate, ReleasePoint, TxEvent};
+use crate::mac::txpath::{PathOut, Psdu};
+use crate::time::{SimDuration, SimTime};
+
+impl LinuxPath {
+    /// Puts a release gate between the driver and the hardware queues.
+    pub fn set_release_gate(&mut self, gate: Box<dyn ReleaseGate>) {
+        self.gate = Some(gate);
+    }
+
+    pub fn has_gate(&self) -> bool {
+        self.gate.is_some()
+    }
+
+    /// Puts a driver policy into the driver.
+    pub fn set_driver_policy(&mut self, policy: Box<dyn DriverPolicy>) {
+        self.policy = Some(policy);
+    }
+
+    /// When the release gate opens again, if it refused a PSDU.
+    pub fn next_wakeup(&self) -> Option<SimTime> {
+        self.gate_wakeup
+    }
+
+    /// The gate's time came: it releases what it holds, and the driver runs its scheduling round on
+    /// every AC.
+    pub fn on_wakeup(&mut self, now: SimTime, out: &mut PathOut<'_>) {
+        self.gate_wakeup = None;
+        self.release_held(now);
+        for ac in 0..self.hwq.len() {
+            self.schedule(now, ac, out);
+        }
+    }
+
+    pub(super) fn tx_event(&mut self, now: SimTime, ev: TxEvent) {
+        if let Some(g) = &mut self.gate {
+            g.on_tx_event(now, &ev);
+        }
+        if let Some(p) = &mut self.policy {
+            p.on_tx_event(now, &ev);
+        }
+    }
+
+    /// Whether the driver may form a PSDU now: always when the gate holds formed PSDUs instead.
+    pub(super) fn may_form(&mut self, now: SimTime) -> bool {
+        self.gate.as_ref().is_some_and(|g| g.release_point() == ReleasePoint::Psdu) || self.gate_open(now)
+    }
+
+    /// A formed PSDU of TXQ (`li`, `ac`) takes its place in the hardware queue's depth, and enters the
+    /// hardware queue now or waits in the gate.
+    pub(super) fn hand_to_hw(&mut self, now: SimTime, li: usize, ac: usize, psdu: Psdu) {
+        let ampdu = self.counts_as_ampdu(&psdu) as usize;
+        let c = &mut self.hw_count[ac];
+        c.0 += ampdu;
+        c.1 += 1;
+        if self.gate.as_ref().is_some_and(|g| g.release_point() == ReleasePoint::Psdu) {
+            self.held.push(li, psdu);
+            self.release_held(now);
+        } else {
+            self.push_hw(now, li, ac, psdu);
+        }
+    }
+
+    /// Releases held PSDUs, highest AC first, while the gate lets them through.
+    pub(super) fn release_held(&mut self, now: SimTime) {
+        while !self.held.is_empty() && self.gate_open(now) {
+            let (li, psdu) = self.held.pop_highest().expect("not empty");
+            self.push_hw(now, li, psdu.ac, psdu);
+        }
+    }
+
+    /// Whether the gate lets a PSDU through now (remembering when it opens if not).
+    pub(super) fn gate_open(&mut self, now: SimTime) -> bool {
+        let Some(g) = &mut self.gate else { return true };
+        match g.may_release(now) {
+            Ok(()) => true,
+            Err(t) => {
+                self.gate_wakeup = Some(self.gate_wakeup.map_or(t, |w| w.min(t)).max(now));
+                false
+            }
+        }
+    }
+
+    /// The policy's TXQ for this opportunity of `ac`, if any.
+    pub(super) fn priority_txq(&mut self, now: SimTime, ac: usize) -> Option<usize> {
+        let policy = self.policy.as_mut()?;
+        let gate_hold = self.gate.as_ref().map_or(SimDuration::ZERO, |g| g.expected_hold(now, self.held.len()));
+        policy.priority_txq(now, ac, &View { fq: &self.fq, dedicated: &self.dedicated, afs: &self.afs, gate_hold })
+    }
+
+    /// Pushes a formed PSDU of TXQ (`li`, `ac`) into its hardware queue (counted in its depth already).
+    pub(super) fn push_hw(&mut self, now: SimTime, li: usize, ac: usize, psdu: Psdu) {
+        if let Some(g) = &mut self.gate {
+            g.on_release(now, psdu.link, ac, psdu.psdu_len);
+        }
+        if let Some(policy) = &mut self.policy {
+            let (txv, _) = psdu.chain.get(0).expect("chain");
+            let air = data_airtime(&psdu.chain, psdu.psdu_len);
+            let response = if psdu.aggregated { crate::phy::airtime::BlockAckBitmap::Compressed64.frame_len() } else { crate::phy::airtime::ACK_LEN };
+            let resp = crate::phy::airtime::response_duration(&txv, &[], self.p.band, response);
+            let mac = SimDuration::from_ns(txv.preamble_header_ns(self.p.airtime.ns3_compat_vht_sigb)) + crate::phy::timing::PhyTimings::for_band(self.p.band).sifs + resp;
+            policy.on_hw_enqueue(now, &HwEnqueue { txq: li, ac, bytes: psdu.psdu_len, air, mac });
+        }
+        self.stats.psdus += 1;
+        if self.hwq[ac].is_empty() && !self.in_air[ac] {
+            self.head_since[ac] = now;
+        }
+        self.hwq[ac].push_back(psdu);
+    }
+}
