@@ -170,7 +170,7 @@ impl BssParams {
                 }
                 Box::new(path)
             }
-            TxPathConfig::Linux { airtime_fairness, codel, fq, hw_depth_aggr, hw_depth_single, sw_retry_limit, max_subframes, max_aggr_us, fixed_tries, aql, qdisc } => {
+            TxPathConfig::Linux { airtime_fairness, codel, fq, hw_depth_aggr, hw_depth_single, sw_retry_limit, max_subframes, max_aggr_us, fixed_tries, aql, qdisc, t_irq_us } => {
                 let p = LinuxParams {
                     qos: self.qos,
                     ampdu: self.ampdu,
@@ -191,6 +191,7 @@ impl BssParams {
                     baw: self.ampdu_limits.max_mpdus as u64,
                     fixed_tries: *fixed_tries,
                     aql: aql.then(AqlParams::default),
+                    t_irq: SimDuration::from_us(*t_irq_us as u64),
                 };
                 let mut path = LinuxPath::new(p, rng);
                 if let Some(q) = qdisc {
@@ -230,6 +231,7 @@ pub fn default_paths(c: &WifiConfig) -> (TxPathConfig, TxPathConfig) {
         fixed_tries: 10,
         aql: false,
         qdisc: None,
+        t_irq_us: 0,
     };
     let ap = c.ap_path.clone().unwrap_or(match c.profile {
         WifiProfile::Linux => linux,

@@ -179,6 +179,11 @@ pub enum TxPathConfig {
         /// devices). mac80211 never stops the queue, so a qdisc here only applies its AQM on the way.
         #[serde(default)]
         qdisc: Option<QueueConfig>,
+        /// Driver/IRQ latency t_irq, µs (0..=1000): the driver handles a completion (TX status, the
+        /// freed hardware-queue slot, its next scheduling round) this long after the hardware finished.
+        /// `wifi-model.md` §5.6 suggests 30 as a guess to calibrate; default 0.
+        #[serde(default)]
+        t_irq_us: u32,
     },
 }
 

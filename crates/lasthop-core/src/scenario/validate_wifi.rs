@@ -55,12 +55,17 @@ pub(crate) fn check_wifi(w: &WifiConfig, law: Option<&crate::mech::law::LawParam
         if let Some(TxPathConfig::Fifo { qdisc: Some(q) }) = path {
             super::validate::check_queue(q, &loc.key(key).key("qdisc"), is);
         }
-        if let Some(TxPathConfig::Linux { qdisc: Some(q), hw_depth_aggr, hw_depth_single, max_subframes, .. }) = path {
-            super::validate::check_queue(q, &loc.key(key).key("qdisc"), is);
+        if let Some(TxPathConfig::Linux { qdisc, hw_depth_aggr, hw_depth_single, max_subframes, t_irq_us, .. }) = path {
+            if let Some(q) = qdisc {
+                super::validate::check_queue(q, &loc.key(key).key("qdisc"), is);
+            }
             for (k, v) in [("hw_depth_aggr", hw_depth_aggr), ("hw_depth_single", hw_depth_single), ("max_subframes", max_subframes)] {
                 if *v == 0 {
                     is.push(loc.key(key).key(k), "must be at least 1", json!(0));
                 }
+            }
+            if *t_irq_us > 1000 {
+                is.push(loc.key(key).key("t_irq_us"), "must be at most 1000 µs", json!(t_irq_us));
             }
         }
     }

@@ -648,6 +648,21 @@ fn qair_at_the_psdu_release_point() {
     assert_eq!(gates[6]["refusals"], 0, "{}", gates[6]);
 }
 
+/// QP8 (spec §10): with driver latency t_irq the driver sees each completion t_irq late, so Eq. 6's
+/// inferred head time is off by up to t_irq and no more; without it, it is exact (the test above).
+#[test]
+fn qair_eq_6_with_driver_latency() {
+    let toml = dense_qair_toml().replace("sta_path = { type = \"linux\" }", "ap_path = { type = \"linux\", t_irq_us = 30 }, sta_path = { type = \"linux\", t_irq_us = 30 }");
+    assert_eq!(toml.matches("t_irq_us = 30").count(), 8);
+    let out = run(&toml, 1);
+    let errors: Vec<u64> = out.components["wifi"]["nodes"].as_array().unwrap().iter().map(|n| n["path"]["release_gate"]["max_inference_error_ns"].as_u64().unwrap()).collect();
+    assert!(errors.iter().all(|&e| e <= 30_000), "{errors:?}");
+    assert!(errors.iter().any(|&e| e > 0), "{errors:?}");
+    assert_ne!(out.event_digest, run(&dense_qair_toml(), 1).event_digest, "the driver's later refills change the run");
+    let zero = dense_qair_toml().replace("sta_path = { type = \"linux\" }", "ap_path = { type = \"linux\", t_irq_us = 0 }, sta_path = { type = \"linux\", t_irq_us = 0 }");
+    assert_eq!(run(&zero, 1).event_digest, run(&dense_qair_toml(), 1).event_digest);
+}
+
 #[test]
 fn qair_errors_name_the_field() {
     let base = |ap: &str, sta: &str, path: &str| {

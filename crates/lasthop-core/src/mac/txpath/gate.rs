@@ -68,8 +68,9 @@ pub enum TxEvent {
     /// became the head of its hardware queue.
     AttemptStart { link: u32, ac: usize, bytes: u32, access_delay: SimDuration },
     /// The hardware is done with it; `head_to_done`: from becoming the head of its hardware queue to
-    /// now (the per-frame channel delay QAir's Delay Monitor measures).
-    Complete { link: u32, ac: usize, bytes: u32, success: bool, attempts: u32, head_to_done: SimDuration },
+    /// the hardware's completion (the per-frame channel delay QAir's Delay Monitor measures);
+    /// `irq_delay`: how long before the driver sees this event the hardware completed (t_irq).
+    Complete { link: u32, ac: usize, bytes: u32, success: bool, attempts: u32, head_to_done: SimDuration, irq_delay: SimDuration },
 }
 
 /// The stage between the driver and the hardware queue of one node.

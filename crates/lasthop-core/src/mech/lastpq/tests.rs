@@ -205,7 +205,7 @@ fn urgency_uses_the_hardware_queue_ahead() {
     // One 2 ms PSDU in the hardware queue: l_hq ≈ 3.3 ms → urgent.
     pol.on_hw_enqueue(now, &HwEnqueue { txq: 1, ac: BE, bytes: 40_000, air: SimDuration::from_ms(2), mac: SimDuration::from_us(88) });
     assert_eq!(pol.priority_txq(now, BE, &v), Some(0));
-    pol.on_tx_event(now, &TxEvent::Complete { link: 1, ac: BE, bytes: 40_000, success: true, attempts: 1, head_to_done: SimDuration::from_ms(2) });
+    pol.on_tx_event(now, &TxEvent::Complete { link: 1, ac: BE, bytes: 40_000, success: true, attempts: 1, head_to_done: SimDuration::from_ms(2), irq_delay: SimDuration::ZERO });
     assert_eq!(pol.priority_txq(now, BE, &v), None);
 }
 

@@ -62,9 +62,10 @@ impl ReleaseGate for QairGate {
     }
 
     fn on_tx_event(&mut self, now: SimTime, ev: &TxEvent) {
-        let TxEvent::Complete { ac, success, head_to_done, .. } = *ev else { return };
+        let TxEvent::Complete { ac, success, head_to_done, irq_delay, .. } = *ev else { return };
+        // The driver sees the completion t_irq late: that is its t_e (Eq. 6 infers from it).
         let (t_k, t_h) = self.monitor.on_done(now, ac, success);
-        let truth = now - head_to_done;
+        let truth = now - irq_delay - head_to_done;
         self.max_inference_error_ns = self.max_inference_error_ns.max(t_h.as_ns().abs_diff(truth.as_ns()));
         let Some(t_k) = t_k else { return };
         self.samples += 1;

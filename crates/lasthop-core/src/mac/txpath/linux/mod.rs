@@ -70,6 +70,9 @@ pub struct LinuxParams {
     pub fixed_tries: u8,
     /// Airtime Queue Limits, if the driver enables them (ath9k does not).
     pub aql: Option<AqlParams>,
+    /// Driver/IRQ latency t_irq between the hardware's completion of a PSDU and the driver's handling of
+    /// it (TX status, freeing its hardware-queue slot, the next scheduling round; `wifi-model.md` §5.6).
+    pub t_irq: SimDuration,
 }
 
 /// AQL limits (`wifi-model.md` §5.5; Linux defaults since 5.9).
@@ -170,6 +173,8 @@ pub struct LinuxPath {
     gate_wakeup: Option<SimTime>,
     /// Formed PSDUs waiting for a gate that holds at the PSDU (counted in `hw_count`).
     held: HeldPsdus,
+    /// Completions the hardware signalled that the driver has not handled yet (t_irq > 0).
+    irq: VecDeque<stages::Irq>,
     /// AQL: estimated airtime pending over the whole interface, µs.
     aql_total_us: u64,
     /// Per AC: the medium holds its head PSDU (between `head` and `complete`), and since when the
@@ -217,6 +222,7 @@ impl LinuxPath {
             gate: None,
             gate_wakeup: None,
             held: HeldPsdus::default(),
+            irq: VecDeque::new(),
             aql_total_us: 0,
             in_air: vec![false; nq],
             head_since: vec![SimTime::ZERO; nq],
@@ -543,23 +549,38 @@ impl LinuxPath {
     }
 
     /// `psdu` left the head of its hardware queue: its per-frame delay t_k is counted if it was
-    /// delivered, the stages see the completion, and the next PSDU of that queue is now at the head.
-    fn left_hardware(&mut self, now: SimTime, psdu: &Psdu, st: &TxStatus<'_>) {
+    /// delivered, and the next PSDU of that queue is now at the head. Returns the completion event
+    /// the driver's stages will see.
+    fn left_hardware(&mut self, now: SimTime, psdu: &Psdu, st: &TxStatus<'_>) -> TxEvent {
         let ac = psdu.ac;
         let head_to_done = now.saturating_since(self.head_since[ac]);
         if st.success {
             self.stats.delivered_psdus += 1;
             self.stats.per_frame_delay_ns += head_to_done.as_ns();
         }
-        self.tx_event(now, TxEvent::Complete { link: psdu.link, ac, bytes: psdu.psdu_len, success: st.success, attempts: st.attempts, head_to_done });
         self.in_air[ac] = false;
         self.head_since[ac] = now;
+        let irq_delay = self.p.t_irq;
+        TxEvent::Complete { link: psdu.link, ac, bytes: psdu.psdu_len, success: st.success, attempts: st.attempts, head_to_done, irq_delay }
     }
 
+    /// The hardware is done with `psdu`: the driver handles it now, or t_irq later ([`Self::on_wakeup`]).
     pub fn complete(&mut self, now: SimTime, psdu: Psdu, st: TxStatus<'_>, out: &mut PathOut<'_>) {
+        let ev = self.left_hardware(now, &psdu, &st);
+        if self.p.t_irq > SimDuration::ZERO {
+            let (received, success, attempts) = (st.received.to_vec(), st.success, st.attempts);
+            self.irq.push_back(stages::Irq { due: now + self.p.t_irq, psdu, received, success, attempts, ev });
+            return;
+        }
+        self.tx_event(now, ev);
+        self.driver_complete(now, psdu, st, out);
+    }
+
+    /// The driver's completion handling (`ath_tx_complete_aggr`): TX status to the rate controller,
+    /// airtime to the scheduler, subframes done, retried or dropped, and the AC's next scheduling round.
+    fn driver_complete(&mut self, now: SimTime, psdu: Psdu, st: TxStatus<'_>, out: &mut PathOut<'_>) {
         let ac = psdu.ac;
         let li = self.links.iter().position(|l| l.id == psdu.link).expect("own link");
-        self.left_hardware(now, &psdu, &st);
         let ampdu = self.counts_as_ampdu(&psdu) as usize;
         let c = &mut self.hw_count[ac];
         c.0 -= ampdu;
@@ -702,7 +723,7 @@ impl super::TransmitPath for LinuxPath {
         }
     }
     fn has_timers(&self) -> bool {
-        self.has_gate()
+        self.has_gate() || self.p.t_irq > SimDuration::ZERO
     }
     fn next_wakeup(&self) -> Option<SimTime> {
         LinuxPath::next_wakeup(self)

@@ -5,8 +5,19 @@
 use super::{data_airtime, LinuxPath, View};
 use crate::mac::txpath::driver::{DriverPolicy, HwEnqueue};
 use crate::mac::txpath::gate::{ReleaseGate, ReleasePoint, TxEvent};
-use crate::mac::txpath::{PathOut, Psdu};
+use crate::mac::txpath::{PathOut, Psdu, TxStatus};
 use crate::time::{SimDuration, SimTime};
+
+/// A completion the hardware signalled, waiting t_irq for the driver.
+#[derive(Debug)]
+pub(super) struct Irq {
+    pub due: SimTime,
+    pub psdu: Psdu,
+    pub received: Vec<bool>,
+    pub success: bool,
+    pub attempts: u32,
+    pub ev: TxEvent,
+}
 
 impl LinuxPath {
     /// Puts a release gate between the driver and the hardware queues.
@@ -23,18 +34,30 @@ impl LinuxPath {
         self.policy = Some(policy);
     }
 
-    /// When the release gate opens again, if it refused a PSDU.
+    /// When the path needs [`Self::on_wakeup`]: the release gate opens again after refusing, or the
+    /// driver handles a completion t_irq after the hardware signalled it.
     pub fn next_wakeup(&self) -> Option<SimTime> {
-        self.gate_wakeup
+        match (self.gate_wakeup, self.irq.front().map(|i| i.due)) {
+            (Some(g), Some(i)) => Some(g.min(i)),
+            (g, i) => g.or(i),
+        }
     }
 
-    /// The gate's time came: it releases what it holds, and the driver runs its scheduling round on
-    /// every AC.
+    /// The time came: the driver handles the completions due, in the order the hardware signalled
+    /// them; and if the gate's time came, it releases what it holds and the driver runs its scheduling
+    /// round on every AC.
     pub fn on_wakeup(&mut self, now: SimTime, out: &mut PathOut<'_>) {
-        self.gate_wakeup = None;
-        self.release_held(now);
-        for ac in 0..self.hwq.len() {
-            self.schedule(now, ac, out);
+        while self.irq.front().is_some_and(|i| i.due <= now) {
+            let i = self.irq.pop_front().expect("due");
+            self.tx_event(now, i.ev);
+            self.driver_complete(now, i.psdu, TxStatus { success: i.success, received: &i.received, attempts: i.attempts }, out);
+        }
+        if self.gate_wakeup.is_some_and(|t| t <= now) {
+            self.gate_wakeup = None;
+            self.release_held(now);
+            for ac in 0..self.hwq.len() {
+                self.schedule(now, ac, out);
+            }
         }
     }
 

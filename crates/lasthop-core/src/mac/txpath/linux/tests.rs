@@ -25,6 +25,7 @@ fn params(hw_depth_aggr: usize) -> LinuxParams {
         baw: 64,
         fixed_tries: 10,
         aql: None,
+        t_irq: SimDuration::ZERO,
     }
 }
 
