@@ -137,8 +137,12 @@ def test_the_quick_experiments_show_each_mechanism_acting(tmp_path: Path) -> Non
     by = {r["variant"]: r for r in static["rows"]}
     assert by["lastpq"]["vr_mbps"] > 4 * by["linux"]["vr_mbps"]
     assert by["lastpq"]["vr_p95_ms"] < by["linux"]["vr_p95_ms"]
-    edca = {(r["case"], r["flow"]): r for r in run_experiment("lastpq-edca", quick=True)["rows"]}
+    edca_doc = run_experiment("lastpq-edca", quick=True)
+    edca = {(r["case"], r["flow"]): r for r in edca_doc["rows"]}
     assert edca[("E4b", "vr1")]["priority_share"] > 0.5 and edca[("C4", "vr1")]["priority_share"] is None
+    # C5 (L8's shape): three TCP flows at the phone beside three clients, all in AC_VI, worsen the VR p95.
+    assert edca_doc["C5_shape"]["worse_with_flows"]
+    assert edca[("C5/3F3C", "vr")]["p95_ms"] > edca[("C5/0F3C", "vr")]["p95_ms"]
     walk = {r["variant"]: r for r in run_experiment("lastpq-mobility", quick=True)["rows"]}
     assert walk["lastpq"]["mean_fps"] > 5 * walk["linux"]["mean_fps"]
     combo = run_experiment("lastpq-qair", quick=True)

@@ -236,6 +236,7 @@ EDCA_PAPER: dict[str, Any] = {
     "source": "LAST-PQ §VIII, Figs. 6a and 13: all flows in AC_VI",
     "L7_C4_linux": {"vr_p95_ms": [26.89, 27.80], "tcp_p95_ms": "all < 20"},
     "L16_E4b_lastpq": {"vr_p95_ms": [16.18, 17.29], "tcp_p95_ms": [23.86, 24.48], "demands_ms": {"vr": 20, "tcp": 30}},
+    "L8_C5_linux": "the VR p95 worsens with more clients (3 → 4) and more flows at the phone (0 → 3 TCP)",
     "L17_E4a_lastpq": "the VR demand (20 ms) is met in all-VI congestion",
     "LP5": "both demand classes met at once; VR prioritized over TCP more often than the reverse",
 }
@@ -268,6 +269,12 @@ def _plan_edca(opts: Options) -> list[PlannedRun]:
     runs = [PlannedRun("linux", _c4("lastpq-edca-c4", None, duration, warmup), opts.seed, {"case": "C4"}),
             PlannedRun("lastpq", _c4("lastpq-edca-e4b", {"type": "lastpq", "flows": demands}, duration, warmup),
                        opts.seed, {"case": "E4b"})]
+    c5 = [(3, 0), (3, 3)] if opts.quick else [(3, 0), (3, 3), (4, 0), (4, 3)]
+    for clients, phone_tcp in c5:
+        case = f"C5/{phone_tcp}F{clients}C"
+        sc = all_vi(case_study(f"lastpq-edca-c5-{phone_tcp}f{clients}c", vr_mbps=45.0, voip=False, phone_tcp=phone_tcp,
+                               clients=clients, duration_s=duration, warmup_s=warmup))
+        runs.append(PlannedRun("linux", sc, opts.seed, {"case": case}))
     if not opts.quick:
         for variant, mech in (("linux", None), ("lastpq", lastpq())):
             sc = all_vi(case_study(f"lastpq-edca-e4a-{variant}", vr_mbps=45.0, voip=True, phone_tcp=3, clients=0,
@@ -291,7 +298,11 @@ def _reduce_edca(done: list[Done]) -> dict[str, Any]:
             rows.append({"case": d.planned.point["case"], "variant": d.planned.variant, "flow": name,
                          "p95_ms": percentile(vr_latency_ms(d, name)["latency_ms"], 95.0),
                          "mbps": flows[name]["goodput_mbps"], "priority_share": prio.get(name)})
-    return {"rows": rows, "paper": EDCA_PAPER}
+    c5 = {r["case"]: r["p95_ms"] for r in rows if r["case"].startswith("C5/") and r["flow"] == "vr"}
+    shape = {"vr_p95_ms": c5,
+             "worse_with_flows": all(c5[f"C5/3F{c}C"] > c5[f"C5/0F{c}C"] for c in (3, 4) if f"C5/0F{c}C" in c5),
+             "worse_with_clients": all(c5[f"C5/{f}F4C"] > c5[f"C5/{f}F3C"] for f in (0, 3) if f"C5/{f}F4C" in c5)}
+    return {"rows": rows, "C5_shape": shape, "paper": EDCA_PAPER}
 
 
 def _flow(done: Done, name: str) -> dict[str, Any]:
