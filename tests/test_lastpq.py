@@ -13,6 +13,7 @@ from support import lasthop_cli, write_scenario
 
 import lasthop
 from lasthop.experiments import lastpq as lpq
+from lasthop.experiments import topology
 from lasthop.experiments import run_experiment
 from lasthop.experiments.plan import Done, PlannedRun
 from lasthop.stats import percentile
@@ -159,3 +160,25 @@ def test_the_quick_experiments_show_each_mechanism_acting(tmp_path: Path) -> Non
     assert lz["law_zhuge"]["call_mbps"] != lz["zhuge"]["call_mbps"]
     page = (tmp_path / "lz" / "report.html").read_text()
     assert "law_zhuge" in page and page.count("<img") == len(doc["figures"])
+
+
+def test_the_controller_options_run_and_act() -> None:
+    """`count_drops_as_inf` and `lpq_source = "head_packet"` (spec §13.1, §13.4) are scenario keys (their
+    hand-computed vectors are Rust unit tests). The policy hears of every packet of its flows the AP
+    drops — here a 150-Mbit/s prioritized UDP flow over a 60-Mbit/s link, CoDel and FQ cutting half of
+    it; head-packet marks change the congested home's run; a bad value is an error at its path."""
+    def overloaded(extra: dict[str, Any]) -> dict[str, Any]:
+        return topology.single_ap("drops", duration_s=4.0, warmup_s=1.0, server="server", last_hop=topology.wifi(width_mhz=20),
+                                  stations=[topology.station("sta", topology.fixed_snr(30.0))],
+                                  flows=[topology.udp_cbr("vr", "server", "sta", 150.0, 1500)], link_delay_ms=1.0,
+                                  mechanism={"type": "lastpq", "flows": [{"flow": "vr", "demand_ms": 20.0}], **extra})
+    for count in (False, True):
+        res = lasthop.run(overloaded({"count_drops_as_inf": count}), seed=1)
+        dropped = int((res.packets["flow"].eq("vr") & res.packets["drop_reason"].notna()).sum())
+        assert dropped > 1000
+        assert _policy(res)["flows"][0]["drops"] == dropped, count
+    base = _run(_home(duration_s=4.0, warmup_s=1.0))
+    marks = _run(_home(duration_s=4.0, warmup_s=1.0, mechanism={**lpq.lastpq(), "lpq_source": "head_packet"}))
+    assert marks.result.summary["event_digest"] != base.result.summary["event_digest"]
+    with pytest.raises(lasthop.ScenarioError, match=r"aps\[0\]\.mechanism\.lpq_source"):
+        lasthop.Scenario.from_dict(_home(mechanism={**lpq.lastpq(), "lpq_source": "tail"}))

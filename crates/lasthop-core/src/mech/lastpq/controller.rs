@@ -112,6 +112,11 @@ impl DelayController {
         self.samples.push(latency_ns);
     }
 
+    /// A packet of the flow was dropped at `now`: a sample of infinite latency (`count_drops_as_inf`).
+    pub fn on_drop(&mut self, now: SimTime) {
+        self.on_sample(now, u64::MAX);
+    }
+
     /// A new demand, from now on: the band and L_max follow; l_pq is clamped to the new L_max.
     pub fn set_demand(&mut self, now: SimTime, demand: Demand) {
         self.roll(now);
@@ -124,7 +129,11 @@ impl DelayController {
         while now >= self.window_end {
             if !self.samples.is_empty() {
                 self.samples.sort_unstable();
-                let l = percentile(&self.samples, self.demand.percentile).expect("non-empty") as f64 * 1e-6;
+                // A dropped packet's sample (u64::MAX) makes l(t) infinite when it reaches the percentile.
+                let l = match percentile(&self.samples, self.demand.percentile).expect("non-empty") {
+                    u64::MAX => f64::INFINITY,
+                    ns => ns as f64 * 1e-6,
+                };
                 self.samples.clear();
                 let band = if l > self.th_h_ms() { 1 } else if l < self.th_l_ms() { -1 } else { 0 };
                 self.update(l);
@@ -144,7 +153,8 @@ impl DelayController {
         } else {
             match self.prev_ms {
                 Some(prev) if l > prev => x * (1.0 - self.p.md * (l - prev) / (th_h - prev)),
-                Some(prev) if l < prev => x + self.p.ai_us * (prev - l) / (prev - th_l),
+                // After an infinite l(t−1) (drops counted, `count_drops_as_inf`) the ratio's limit, 1.
+                Some(prev) if l < prev => x + self.p.ai_us * if prev.is_finite() { (prev - l) / (prev - th_l) } else { 1.0 },
                 _ => x,
             }
         };

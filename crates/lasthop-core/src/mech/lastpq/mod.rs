@@ -30,7 +30,7 @@ pub mod mark;
 mod params;
 pub mod policy;
 
-pub use params::{check_demand, FlowDemand, LastPqParams};
+pub use params::{check_demand, FlowDemand, LastPqParams, LpqSource};
 
 #[cfg(test)]
 mod tests;

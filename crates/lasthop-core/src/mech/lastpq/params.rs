@@ -52,6 +52,22 @@ pub struct LastPqParams {
     /// A prioritized flow is active for the cap if it had a packet enqueued this recently, ms.
     /// Default 100 ([LH]: mac80211's notion of an active station).
     pub active_ms: f64,
+    /// A packet of a prioritized flow dropped at the MAC (CoDel, FQ overlimit, retry limits) counts as
+    /// a sample of infinite latency in its window, so losses push l(t) above the band. Default false
+    /// (the paper: drops give no sample; spec §13.1 [LH]).
+    pub count_drops_as_inf: bool,
+    /// Which l_pq the throttler compares with: `"flow"` (the flow's latest value; default) or
+    /// `"head_packet"` (the value marked on the head packet when it was enqueued, lagging by one queue's
+    /// sojourn; spec §13.4).
+    pub lpq_source: LpqSource,
+}
+
+/// Where the throttler reads a flow's permitted queueing delay (spec §13.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LpqSource {
+    Flow,
+    HeadPacket,
 }
 
 impl Default for LastPqParams {
@@ -68,6 +84,8 @@ impl Default for LastPqParams {
             t_ctt_weight: 0.125,
             agg_cap_nonprio_us: 1000.0,
             active_ms: 100.0,
+            count_drops_as_inf: false,
+            lpq_source: LpqSource::Flow,
         }
     }
 }

@@ -8,7 +8,8 @@
 
 use super::controller::{Demand, DelayController};
 use super::drain::DrainEstimator;
-use super::params::LastPqParams;
+use super::params::{LastPqParams, LpqSource};
+use std::collections::VecDeque;
 use crate::mac::txpath::driver::{DriverPolicy, DriverView, HwEnqueue};
 use crate::mac::txpath::gate::TxEvent;
 use crate::packet::Packet;
@@ -32,6 +33,12 @@ struct PrioFlow {
     urgent: bool,
     priority_dequeues: u64,
     normal_dequeues: u64,
+    /// With `lpq_source = "head_packet"`: (enqueue time, l_pq µs marked then) of the packets queued,
+    /// oldest first (packets leave the flow queue in order, so the head's is the first not older
+    /// than the head's enqueue time).
+    marks: VecDeque<(SimTime, u64)>,
+    /// Its packets dropped at the AP's MAC (TXQ or driver).
+    drops: u64,
 }
 
 /// Counters for `summary.json`.
@@ -49,6 +56,8 @@ pub struct LastPqPolicy {
     drain: DrainEstimator,
     agg_cap: Option<SimDuration>,
     active: SimDuration,
+    count_drops_as_inf: bool,
+    lpq_source: LpqSource,
     stats: LastPqStats,
 }
 
@@ -69,6 +78,8 @@ impl LastPqPolicy {
                 urgent: false,
                 priority_dequeues: 0,
                 normal_dequeues: 0,
+                marks: VecDeque::new(),
+                drops: 0,
             })
             .collect();
         let us = |x: f64| SimDuration::from_ns((x * 1e3).round() as u64);
@@ -77,6 +88,8 @@ impl LastPqPolicy {
             drain: DrainEstimator::new(p.t_ctt_weight, us(p.guard_ms * 1e3), T_CTT0_US),
             agg_cap: (p.agg_cap_nonprio_us > 0.0).then(|| us(p.agg_cap_nonprio_us)),
             active: us(p.active_ms * 1e3),
+            count_drops_as_inf: p.count_drops_as_inf,
+            lpq_source: p.lpq_source,
             stats: LastPqStats::default(),
         }
     }
@@ -92,8 +105,27 @@ impl LastPqPolicy {
         for f in self.flows.iter_mut().filter(|f| f.txq.is_some_and(|(_, a)| a == ac)) {
             let (txq, _) = f.txq.expect("filtered");
             let head = view.flow_head(f.index, txq, ac).and_then(|(n, head, _)| head.filter(|_| n > 0));
-            f.urgent = head.is_some_and(|h| now.saturating_since(h).as_ns() + l_hq_ns > f.ctrl.l_pq_us(now) * 1000);
+            let l_pq_us = match self.lpq_source {
+                LpqSource::Flow => f.ctrl.l_pq_us(now),
+                LpqSource::HeadPacket => f.head_mark(head).unwrap_or_else(|| f.ctrl.l_pq_us(now)),
+            };
+            f.urgent = head.is_some_and(|h| now.saturating_since(h).as_ns() + l_hq_ns > l_pq_us * 1000);
         }
+    }
+}
+
+impl PrioFlow {
+    /// The l_pq marked on the head packet (enqueued at `head`): marks of packets that left are
+    /// forgotten; none left when the queue is empty.
+    fn head_mark(&mut self, head: Option<SimTime>) -> Option<u64> {
+        let Some(h) = head else {
+            self.marks.clear();
+            return None;
+        };
+        while self.marks.front().is_some_and(|&(t, _)| t < h) {
+            self.marks.pop_front();
+        }
+        self.marks.front().map(|&(_, l_pq)| l_pq)
     }
 }
 
@@ -103,9 +135,14 @@ impl DriverPolicy for LastPqPolicy {
     }
 
     fn on_enqueue(&mut self, now: SimTime, pkt: &Packet, txq: usize, ac: usize) {
+        let marks = self.lpq_source == LpqSource::HeadPacket;
         if let Some(f) = self.flow_mut(pkt.flow) {
             f.txq = Some((txq, ac));
             f.last_enqueue = Some(now);
+            if marks {
+                let l_pq = f.ctrl.l_pq_us(now);
+                f.marks.push_back((now, l_pq));
+            }
         }
     }
 
@@ -167,6 +204,16 @@ impl DriverPolicy for LastPqPolicy {
         }
     }
 
+    fn on_dropped(&mut self, now: SimTime, pkt: &Packet) {
+        let as_inf = self.count_drops_as_inf;
+        if let Some(f) = self.flow_mut(pkt.flow) {
+            f.drops += 1;
+            if as_inf {
+                f.ctrl.on_drop(now);
+            }
+        }
+    }
+
     /// `demand_ms = { <flow> = ms }`, `percentile = { <flow> = β }` (resolved against the scenario).
     fn on_command(&mut self, now: SimTime, set: &Map<String, Value>) -> Result<(), (String, String)> {
         for (key, table) in set {
@@ -200,6 +247,7 @@ impl DriverPolicy for LastPqPolicy {
                     "windows_above": h.iter().filter(|x| x.3 > 0).count(),
                     "windows_below": h.iter().filter(|x| x.3 < 0).count(),
                     "priority_dequeues": f.priority_dequeues, "normal_dequeues": f.normal_dequeues,
+                    "drops": f.drops,
                 })
             })
             .collect();

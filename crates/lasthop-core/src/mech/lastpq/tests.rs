@@ -5,6 +5,7 @@ use super::controller::{DelayController, Demand};
 use super::drain::DrainEstimator;
 use super::policy::LastPqPolicy;
 use super::*;
+
 use crate::mac::txpath::driver::{DriverPolicy, DriverView, FlowHead, HwEnqueue};
 use crate::mac::txpath::gate::TxEvent;
 use crate::packet::Packet;
@@ -229,4 +230,69 @@ fn params_are_checked_with_their_paths() {
     assert_eq!(bad(LastPqParams { flows: vec![d(20.0), d(30.0)], ..Default::default() }), "flows.1.flow");
     assert_eq!(bad(LastPqParams { flows: vec![FlowDemand { percentile: 0.0, ..d(20.0) }], ..Default::default() }), "flows.0.percentile");
     assert_eq!(bad(LastPqParams { flows: vec![d(20.0)], md: 1.0, ..Default::default() }), "md");
+}
+
+fn policy_with(flows: &[(&str, f64)], f: impl FnOnce(&mut LastPqParams)) -> LastPqPolicy {
+    let mut p = LastPqParams { flows: flows.iter().map(|&(f, ms)| FlowDemand { flow: f.into(), demand_ms: ms, percentile: 95.0 }).collect(), ..Default::default() };
+    f(&mut p);
+    p.validate().unwrap();
+    LastPqPolicy::new(&p, &(0..flows.len() as u32).collect::<Vec<_>>())
+}
+
+/// `count_drops_as_inf` (spec §13.1): a window of 20 packets acknowledged after 5 ms and one dropped
+/// has its p95 (nearest rank 20 of 21) at 5 ms, below the band [10, 19] ms, so l_pq grows by MI; with
+/// two dropped the rank-20 sample is a drop, l(t) = ∞ is above the band and l_pq falls by MD. Without
+/// the option drops give no sample, and the same window is below the band. After an infinite l(t−1), a
+/// window falling inside the band steps by the full AI.
+#[test]
+fn drops_count_as_infinite_latency_when_asked() {
+    let l_pq_after = |drops: usize, count: bool| {
+        let mut pol = policy_with(&[("vr", 20.0)], |p| p.count_drops_as_inf = count);
+        let (enq, done) = (SimTime::from_ms(1), SimTime::from_ms(6));
+        let mut acked = pkt(0);
+        acked.enqueued = enq;
+        for _ in 0..(21 - drops) {
+            pol.on_acked(done, &acked);
+        }
+        for _ in 0..drops {
+            pol.on_dropped(done, &pkt(0));
+        }
+        pol.on_acked(SimTime::from_ms(20), &pkt(0)); // closes the window (0, 20 ms]
+        pol.stats()["flows"][0]["l_pq_us"].as_u64().unwrap()
+    };
+    // l_pq(0) = th_L = 10 000 µs.
+    assert_eq!(l_pq_after(1, true), 13_000, "p95 on a 5-ms sample: below the band, ×(1 + MI)");
+    assert_eq!(l_pq_after(2, true), 7_000, "p95 on a drop: above the band, ×(1 − MD)");
+    assert_eq!(l_pq_after(2, false), 13_000, "drops give no sample by default");
+    let mut c = ctrl(7_000, Some(f64::INFINITY));
+    c.update(15.0);
+    assert_eq!(c.l_pq_us(SimTime::ZERO), 12_000, "after an infinite l(t−1), a falling in-band window adds AI");
+}
+
+/// `lpq_source = "head_packet"` (spec §13.4): the throttler compares the head packet's sojourn with the
+/// l_pq marked on it at enqueue, not the flow's latest value; once that packet has left, the next
+/// packet's mark counts.
+#[test]
+fn the_head_packet_carries_the_l_pq_it_was_enqueued_with() {
+    const BE: usize = 2;
+    let ms = SimTime::from_ms;
+    for source in [LpqSource::Flow, LpqSource::HeadPacket] {
+        let mut pol = policy_with(&[("vr", 20.0)], |p| p.lpq_source = source);
+        // Window (0, 20 ms]: one packet acknowledged after 4 ms, below the band: l_pq 10 → 13 ms at 20 ms.
+        let mut acked = pkt(0);
+        acked.enqueued = ms(1);
+        pol.on_acked(ms(5), &acked);
+        pol.on_enqueue(ms(15), &pkt(0), 0, BE); // A, marked 10 ms
+        let mut v = FakeView::default();
+        v.flows.insert((0, 0, BE), (1, Some(ms(15)), 0));
+        // At 26 ms A has waited 11 ms, plus l_hq of an empty hardware queue (T_ctt0 + 1 ms = 1.11 ms):
+        // 12.11 ms, above its mark (10) but below the flow's l_pq (13).
+        let urgent = pol.priority_txq(ms(26), BE, &v).is_some();
+        assert_eq!(urgent, source == LpqSource::HeadPacket, "{source:?}");
+        // B arrives (marked 13 ms) and A leaves: B's sojourn of 11 ms is judged against 13 ms either way.
+        pol.on_enqueue(ms(27), &pkt(0), 0, BE);
+        v.flows.insert((0, 0, BE), (1, Some(ms(27)), 0));
+        assert_eq!(pol.priority_txq(ms(38), BE, &v), None, "{source:?}");
+        assert_eq!(pol.priority_txq(ms(39), BE, &v), Some(0), "{source:?}");
+    }
 }

@@ -280,9 +280,19 @@ impl LinuxPath {
         !t.retry.is_empty() || !self.fq.tin_is_empty(t.tin)
     }
 
-    fn flush_drops(&mut self, out: &mut PathOut<'_>) {
-        for (p, r) in self.drops.drain(..) {
-            out.dropped.push((p, r));
+    fn flush_drops(&mut self, now: SimTime, out: &mut PathOut<'_>) {
+        let from = out.dropped.len();
+        out.dropped.append(&mut self.drops);
+        self.policy_sees_drops(now, &out.dropped[from..]);
+    }
+
+    /// The driver policy hears of its dedicated flows' packets among `dropped`.
+    fn policy_sees_drops(&mut self, now: SimTime, dropped: &[crate::queue::Dropped]) {
+        let Some(policy) = self.policy.as_mut() else { return };
+        for (pkt, _) in dropped {
+            if policy.dedicated(pkt.flow) {
+                policy.on_dropped(now, pkt);
+            }
         }
     }
 
@@ -297,7 +307,7 @@ impl LinuxPath {
                     self.drops.push(d);
                 }
                 let p = q.dequeue(now, &mut self.drops);
-                self.flush_drops(out);
+                self.flush_drops(now, out);
                 match p {
                     Some(p) => {
                         out.log.stamp(p.id, Stage::QdiscDeq, now);
@@ -318,7 +328,7 @@ impl LinuxPath {
             }
             None => self.fq.enqueue(now, tin, pkt, &mut self.drops),
         }
-        self.flush_drops(out);
+        self.flush_drops(now, out);
         if self.txq_has_frames(link, ac) {
             self.afs[ac].activate(now, link);
         }
@@ -423,7 +433,7 @@ impl LinuxPath {
             mpdus.push(m);
             len = new_len;
         }
-        self.flush_drops(out);
+        self.flush_drops(now, out);
         if mpdus.is_empty() {
             return None;
         }
@@ -597,6 +607,7 @@ impl LinuxPath {
         let txq = &mut self.links[li].txqs[ac];
         txq.pending_us -= est;
         let mut back = Vec::new();
+        let first_drop = out.dropped.len();
         for (i, m) in psdu.mpdus.iter().enumerate() {
             txq.in_hw.retain(|&s| s != m.seq);
             if st.received[i] {
@@ -631,6 +642,7 @@ impl LinuxPath {
         if let Some(start) = txq.window_move() {
             out.releases.push((psdu.link, ac, start));
         }
+        self.policy_sees_drops(now, &out.dropped[first_drop..]);
         if self.txq_has_frames(li, ac) {
             self.afs[ac].activate(now, li);
         }
