@@ -16,6 +16,10 @@
 //!   (VO, or A-MPDU off) is not retried in software;
 //!   airtime (duration × attempts) charged to the station's deficit.
 //! ```
+//! The hardware signals a completion at once; the driver handles it (TX status, the freed slot, the
+//! next scheduling round) `t_irq` later (0 by default), while the hardware goes on with its queue.
+//! The stages a mechanism installs (release gate, driver policy) are wired in `stages.rs`.
+//!
 //! Approximations: TID = AC (one TXQ per station and AC); AQL is not applied (ath9k does not enable
 //! it); the qdisc is `noqueue`.
 //!
