@@ -163,9 +163,9 @@ def test_the_quick_experiments_show_each_mechanism_acting(tmp_path: Path) -> Non
 
 
 def test_the_controller_options_run_and_act() -> None:
-    """`count_drops_as_inf` and `lpq_source = "head_packet"` (spec §13.1, §13.4) are scenario keys (their
-    hand-computed vectors are Rust unit tests). The policy hears of every packet of its flows the AP
-    drops — here a 150-Mbit/s prioritized UDP flow over a 60-Mbit/s link, CoDel and FQ cutting half of
+    """`count_drops_as_inf` and `lpq_source = "head_packet"` (spec §13.1, §13.4) are scenario keys; what
+    the controller makes of a drop, and of a mark, is in the Rust unit vectors. Here, the plumbing: the
+    policy hears of every packet of its flows the AP drops — here a 150-Mbit/s prioritized UDP flow over a 60-Mbit/s link, CoDel and FQ cutting half of
     it; head-packet marks change the congested home's run; a bad value is an error at its path."""
     def overloaded(extra: dict[str, Any]) -> dict[str, Any]:
         return topology.single_ap("drops", duration_s=4.0, warmup_s=1.0, server="server", last_hop=topology.wifi(width_mhz=20),

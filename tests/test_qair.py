@@ -81,8 +81,8 @@ def test_qp9_legacy_nodes_beside_qair_nodes_take_more() -> None:
 
 def test_the_live_player_by_hand() -> None:
     """Spec §7's player, hand-computed: frames every 0.1 s, 2.15 s of pipeline. Frame 0 arrives 0.05 s
-    after capture, so the lag is 2.2 s; frame 3 is 0.3 s late (arrives at 0.3 + 0.55 + 2.15 = 3.0, due at
-    2.5): a buffering event, and the player waits until every frame captured within 0.5 s of it has
+    after capture, so the lag is 2.2 s; frame 3 is 0.5 s late (arrives at 0.85 + 2.15 = 3.0, due at
+    0.3 + 2.2 = 2.5): a buffering event, and the player waits until every frame captured within 0.5 s of it has
     arrived (frame 8 is captured too late to count; the latest of frames 3–7 arrives at 0.96 + 2.15 =
     3.11), so the lag becomes 3.11 − 0.3 = 2.81 s and never shrinks again."""
     capture = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
@@ -95,32 +95,47 @@ def test_the_live_player_by_hand() -> None:
     assert play.frames == 9
     # On time throughout: no event, one lag.
     steady = qair.live_player(capture, [c + 0.05 for c in capture])
-    assert (steady.buffering_events, steady.min_e2e_s, steady.max_e2e_s) == (0, pytest.approx(2.2), pytest.approx(2.2))
+    assert steady.buffering_events == 0
+    assert steady.min_e2e_s == pytest.approx(2.2) and steady.max_e2e_s == pytest.approx(2.2)
 
 
 def test_qair_live_runs_and_reads_the_stream() -> None:
-    """The quick live-stream experiment: both variants play about 12 s of 30-fps video at 1.5 Mbit/s,
-    and the player's delays are never below the pipeline's."""
+    """The quick live-stream experiment (4 saturated links, 12 s): both variants carry the 1.5-Mbit/s
+    stream, and QAir stalls the viewer less often and keeps it closer to live (Q7, Q8 in direction)."""
     doc = run_experiment("qair-live", quick=True)
-    assert [r["variant"] for r in doc["rows"]] == ["dcf", "qair"]
-    for r in doc["rows"]:
+    dcf, qa = doc["rows"]
+    assert (dcf["variant"], qa["variant"]) == ("dcf", "qair")
+    for r in (dcf, qa):
         assert r["frames"] > 300
         assert r["live_mbps"] == pytest.approx(1.5, rel=0.1)
-        assert qair.LIVE_PIPELINE_S <= r["min_e2e_s"] <= r["max_e2e_s"]
-    assert doc["paper"]["Q7_buffering_events"] == {"dcf": 7, "qair": 0}
+    assert dcf["buffering_events"] > 0
+    assert qa["buffering_events"] < dcf["buffering_events"]
+    assert qa["max_e2e_s"] < dcf["max_e2e_s"]
 
 
 def test_qair_udp_sweeps_n_star() -> None:
     """Spec §19 item 1: qair-udp runs QAir at N* = 3 (its 12-ms default), 2 and 1.5 beside EDCA. At n = 2
-    the default is transparent (below N*, identical rows); the smaller targets regulate there; at n = 4
-    N* = 2 cuts the ping's mean RTT by more than half. The fit names the N* nearest the paper's Q1."""
+    the default is transparent (below N*, identical rows); the smaller targets regulate there, unfairly;
+    at n = 4 N* = 2 cuts the ping's mean RTT by more than half."""
     doc = run_experiment("qair-udp", quick=True)
     by = {(r["n"], r["variant"]): r for r in doc["rows"]}
     assert {**by[(2, "qair")], "variant": "dcf"} == by[(2, "dcf")]
     assert by[(2, "qair_nstar2")]["background_jain"] < 0.9
     assert by[(4, "qair_nstar2")]["ping_rtt_mean_ms"] < 0.5 * by[(4, "dcf")]["ping_rtt_mean_ms"]
-    fits = doc["n_star_fit"]
-    assert {v: f["t_target_ms"] for v, f in fits.items()} == pytest.approx(
-        {"qair": 3 * qair.T_CYCLE_MS, "qair_nstar2": 2 * qair.T_CYCLE_MS, "qair_nstar1.5": 1.5 * qair.T_CYCLE_MS})
-    assert doc["best_n_star"] in (3.0, 2.0, 1.5)
-    assert set(fits["qair_nstar2"]["Q1_n_within_30pct"]) <= {2, 4}
+    assert {v: f["t_target_ms"] for v, f in doc["n_star_fit"].items()} == pytest.approx(
+        {"qair": 12.0, "qair_nstar2": 2 * qair.T_CYCLE_MS, "qair_nstar1.5": 1.5 * qair.T_CYCLE_MS})
+
+
+def test_the_n_star_fit_by_hand() -> None:
+    """How an N* is judged against Q1 (−50…−75 % at n ≤ 4, ±30 % of the band accepted: 35…97.5 %) and Q2
+    (throughput within ±10 %), on reductions written by hand."""
+    gains = [{"n": n, "rtt_reduction": r, "throughput_change": c}
+             for n, r, c in [(1, 0.0, 0.0), (2, 0.40, 0.05), (3, 0.60, 0.12), (4, 0.99, -0.2), (5, 0.8, 0.0)]]
+    fit = qair._fit("udp", gains)
+    assert fit["Q1_n_in_band"] == [3]
+    assert fit["Q1_n_within_30pct"] == [2, 3]
+    assert fit["Q1_mean_miss"] == pytest.approx((0.5 + 0.1 + 0.0 + 0.24) / 4)
+    assert fit["Q2_n_outside"] == [3, 4]
+    # TCP: Q3 on n ≤ 5 with its own band (−50…−60 %), Q4 a loss of at most 15 % (gains do not count).
+    tcp = qair._fit("tcp", gains)
+    assert (tcp["Q3_n_in_band"], tcp["Q3_n_within_30pct"], tcp["Q4_n_outside"]) == ([3], [2, 3], [4])  # 0.8 > 0.78

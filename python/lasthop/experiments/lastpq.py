@@ -299,9 +299,14 @@ def _reduce_edca(done: list[Done]) -> dict[str, Any]:
                          "p95_ms": percentile(vr_latency_ms(d, name)["latency_ms"], 95.0),
                          "mbps": flows[name]["goodput_mbps"], "priority_share": prio.get(name)})
     c5 = {r["case"]: r["p95_ms"] for r in rows if r["case"].startswith("C5/") and r["flow"] == "vr"}
+    def worse(pairs: list[tuple[str, str]]) -> bool | None:
+        """Whether the second case's VR p95 exceeds the first's in every pair that ran (None: none ran)."""
+        ran = [(a, b) for a, b in pairs if a in c5 and b in c5]
+        return all(c5[b] > c5[a] for a, b in ran) if ran else None
+
     shape = {"vr_p95_ms": c5,
-             "worse_with_flows": all(c5[f"C5/3F{c}C"] > c5[f"C5/0F{c}C"] for c in (3, 4) if f"C5/0F{c}C" in c5),
-             "worse_with_clients": all(c5[f"C5/{f}F4C"] > c5[f"C5/{f}F3C"] for f in (0, 3) if f"C5/{f}F4C" in c5)}
+             "worse_with_flows": worse([(f"C5/0F{c}C", f"C5/3F{c}C") for c in (3, 4)]),
+             "worse_with_clients": worse([(f"C5/{f}F3C", f"C5/{f}F4C") for f in (0, 3)])}
     return {"rows": rows, "C5_shape": shape, "paper": EDCA_PAPER}
 
 

@@ -64,14 +64,24 @@ N_STARS = {"qair": 3.0, "qair_nstar2": 2.0, "qair_nstar1.5": 1.5}
 and the smaller targets spec §19 item 1 asks to sweep for Q1."""
 
 
+QAIR_DEFAULT_T_TARGET_MS = 12.0
+"""QAir's own default T_target (spec §6: 3 · T_cycle rounded, as `QairParams` has it)."""
+
+
+def t_target_ms(variant: str) -> float:
+    """The T_target a QAir variant runs with: QAir's default for N* = 3, else N* · T_cycle."""
+    n_star = N_STARS[variant]
+    return QAIR_DEFAULT_T_TARGET_MS if n_star == 3.0 else n_star * T_CYCLE_MS
+
+
 def _qair(variant: str) -> list[Json] | None:
-    """The node mechanisms of a variant: none for EDCA alone; QAir's defaults for N* = 3 (12 ms); else
-    T_target = N* · T_cycle."""
+    """The node mechanisms of a variant: none for EDCA alone; QAir with its defaults for N* = 3; else
+    with T_target = N* · T_cycle."""
     if variant == "dcf":
         return None
     if N_STARS[variant] == 3.0:
         return [{"type": "qair"}]
-    return [{"type": "qair", "t_target_ms": N_STARS[variant] * T_CYCLE_MS}]
+    return [{"type": "qair", "t_target_ms": t_target_ms(variant)}]
 
 
 def _plan(kind: str, opts: Options) -> list[PlannedRun]:
@@ -132,7 +142,7 @@ def _reduce(kind: str, done: list[Done]) -> dict[str, Any]:
                          "rtt_reduction": 1 - qair["ping_rtt_mean_ms"] / dcf["ping_rtt_mean_ms"],
                          "throughput_change": qair["background_mbps"] / dcf["background_mbps"] - 1})
         gains += mine
-        fits[variant] = {"n_star": n_star, "t_target_ms": n_star * T_CYCLE_MS, **_fit(kind, mine)}
+        fits[variant] = {"n_star": n_star, "t_target_ms": t_target_ms(variant), **_fit(kind, mine)}
     rtt_row = BANDS[kind][0]
     # Most n within the acceptance, then the smallest mean miss of the band.
     best = max(fits, key=lambda v: (len(fits[v][f"{rtt_row}_n_within_30pct"]), -(fits[v][f"{rtt_row}_mean_miss"] or 0.0)))

@@ -560,9 +560,6 @@ rate_mbps = 40
     assert!(e.to_string().contains("needs the `linux` transmit path at 'sta'"), "{e}");
 }
 
-/// QAir on every node of a dense co-channel deployment (spec `qair-lastpq.md` QP6, QP8): the inferred
-/// head-of-queue time equals the hardware's own (no driver latency), every rate stays within
-/// [R_min, R_max], saturated nodes are throttled and the ping's node never is (QP4).
 /// Four co-channel pairs with QAir on every node (the AP by its own list, the station by its own):
 /// three saturated downloads and a ping.
 fn dense_qair_toml() -> String {
@@ -580,6 +577,9 @@ fn dense_qair_toml() -> String {
     toml
 }
 
+/// QAir on every node of a dense co-channel deployment (spec `qair-lastpq.md` QP6, QP8): the inferred
+/// head-of-queue time equals the hardware's own (no driver latency), every rate stays within
+/// [R_min, R_max], saturated nodes are throttled and the ping's node never is (QP4).
 #[test]
 fn qair_on_every_node_of_a_dense_deployment() {
     let toml = dense_qair_toml();
@@ -630,6 +630,7 @@ fn qair_at_the_psdu_release_point() {
     let toml = dense_qair_toml();
     let psdu = run(&toml.replace("{ type = \"qair\" }", "{ type = \"qair\", release_point = \"psdu\" }"), 1);
     let formation = run(&toml, 1);
+    assert_eq!(psdu.event_digest, formation.event_digest, "one saturated flow per node: the same air");
     let held = |o: &RunOutput| {
         let (enq, head) = (&o.packets.stages[Stage::HwEnq as usize], &o.packets.stages[Stage::HwHead as usize]);
         let waits: Vec<u64> = enq.iter().zip(head).filter(|(e, h)| **e != NO_TIME && **h != NO_TIME && **h >= **e).map(|(e, h)| h - e).collect();

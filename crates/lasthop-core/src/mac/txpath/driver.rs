@@ -77,8 +77,8 @@ pub trait DriverPolicy: Send + Sync + std::fmt::Debug {
     fn on_tx_event(&mut self, _now: SimTime, _ev: &TxEvent) {}
     /// An MPDU of `pkt` was acknowledged (its `enqueued` is its TXQ enqueue time).
     fn on_acked(&mut self, _now: SimTime, _pkt: &Packet) {}
-    /// A packet of a dedicated flow was dropped in the TXQ (CoDel, FQ overlimit) or by the driver
-    /// (retry limits).
+    /// A packet of a dedicated flow was dropped at the node: by the qdisc (if any), in the TXQ (CoDel,
+    /// FQ overlimit) or by the driver (retry limits).
     fn on_dropped(&mut self, _now: SimTime, _pkt: &Packet) {}
     /// A run-time command (`set`, resolved against the scenario beforehand).
     fn on_command(&mut self, _now: SimTime, set: &serde_json::Map<String, serde_json::Value>) -> Result<(), (String, String)> {

@@ -56,6 +56,11 @@ impl HeldPsdus {
         self.len
     }
 
+    /// Held PSDUs that leave before one of AC `ac` formed now: those of `ac` and of higher ACs.
+    pub fn ahead_of(&self, ac: usize) -> usize {
+        self.by_ac.iter().take(ac + 1).map(VecDeque::len).sum()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }

@@ -52,8 +52,8 @@ pub struct LastPqParams {
     /// A prioritized flow is active for the cap if it had a packet enqueued this recently, ms.
     /// Default 100 ([LH]: mac80211's notion of an active station).
     pub active_ms: f64,
-    /// A packet of a prioritized flow dropped at the MAC (CoDel, FQ overlimit, retry limits) counts as
-    /// a sample of infinite latency in its window, so losses push l(t) above the band. Default false
+    /// A packet of a prioritized flow dropped at the AP (qdisc if any, CoDel, FQ overlimit, retry
+    /// limits) counts as a sample of infinite latency in its window, so losses push l(t) above the band. Default false
     /// (the paper: drops give no sample; spec §13.1 [LH]).
     pub count_drops_as_inf: bool,
     /// Which l_pq the throttler compares with: `"flow"` (the flow's latest value; default) or

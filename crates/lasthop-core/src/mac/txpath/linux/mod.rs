@@ -179,6 +179,8 @@ pub struct LinuxPath {
     held: HeldPsdus,
     /// Completions the hardware signalled that the driver has not handled yet (t_irq > 0).
     irq: VecDeque<stages::Irq>,
+    /// Inside [`Self::on_wakeup`].
+    waking: bool,
     /// AQL: estimated airtime pending over the whole interface, µs.
     aql_total_us: u64,
     /// Per AC: the medium holds its head PSDU (between `head` and `complete`), and since when the
@@ -227,6 +229,7 @@ impl LinuxPath {
             gate_wakeup: None,
             held: HeldPsdus::default(),
             irq: VecDeque::new(),
+            waking: false,
             aql_total_us: 0,
             in_air: vec![false; nq],
             head_since: vec![SimTime::ZERO; nq],
@@ -650,6 +653,8 @@ impl LinuxPath {
         if self.txq_has_frames(li, ac) {
             self.afs[ac].activate(now, li);
         }
+        // A held PSDU may go now (the completion may have raised the gate's rate).
+        self.release_held_for(now, ac);
         self.schedule(now, ac, out);
     }
 

@@ -47,6 +47,8 @@ impl LinuxPath {
     /// them; and if the gate's time came, it releases what it holds and the driver runs its scheduling
     /// round on every AC.
     pub fn on_wakeup(&mut self, now: SimTime, out: &mut PathOut<'_>) {
+        // The medium requests access for every AC after a wakeup: no PSDU released now needs another.
+        self.waking = true;
         while self.irq.front().is_some_and(|i| i.due <= now) {
             let i = self.irq.pop_front().expect("due");
             self.tx_event(now, i.ev);
@@ -59,6 +61,7 @@ impl LinuxPath {
                 self.schedule(now, ac, out);
             }
         }
+        self.waking = false;
     }
 
     pub(super) fn tx_event(&mut self, now: SimTime, ev: TxEvent) {
@@ -84,7 +87,7 @@ impl LinuxPath {
         c.1 += 1;
         if self.gate.as_ref().is_some_and(|g| g.release_point() == ReleasePoint::Psdu) {
             self.held.push(li, psdu);
-            self.release_held(now);
+            self.release_held_for(now, ac);
         } else {
             self.push_hw(now, li, ac, psdu);
         }
@@ -95,6 +98,21 @@ impl LinuxPath {
         while !self.held.is_empty() && self.gate_open(now) {
             let (li, psdu) = self.held.pop_highest().expect("not empty");
             self.push_hw(now, li, psdu.ac, psdu);
+        }
+    }
+
+    /// [`Self::release_held`] while the medium attends to AC `ac` only (a packet of `ac` arrived or
+    /// one of its PSDUs completed): if a PSDU of another AC entered its hardware queue, the path asks
+    /// to be woken at once, so that the medium requests access for every AC.
+    pub(super) fn release_held_for(&mut self, now: SimTime, ac: usize) {
+        if self.held.is_empty() {
+            return;
+        }
+        let before: Vec<usize> = self.hwq.iter().map(|q| q.len()).collect();
+        self.release_held(now);
+        if !self.waking && self.hwq.iter().zip(&before).enumerate().any(|(a, (q, &n))| a != ac && q.len() > n) {
+            // Held PSDUs are released only here and in `on_wakeup`, which re-derives the gate's time.
+            self.gate_wakeup = Some(now);
         }
     }
 
@@ -113,7 +131,7 @@ impl LinuxPath {
     /// The policy's TXQ for this opportunity of `ac`, if any.
     pub(super) fn priority_txq(&mut self, now: SimTime, ac: usize) -> Option<usize> {
         let policy = self.policy.as_mut()?;
-        let gate_hold = self.gate.as_ref().map_or(SimDuration::ZERO, |g| g.expected_hold(now, self.held.len()));
+        let gate_hold = self.gate.as_ref().map_or(SimDuration::ZERO, |g| g.expected_hold(now, self.held.ahead_of(ac)));
         policy.priority_txq(now, ac, &View { fq: &self.fq, dedicated: &self.dedicated, afs: &self.afs, gate_hold })
     }
 

@@ -225,6 +225,16 @@ fn the_psdu_release_point_holds_formed_psdus_and_releases_by_priority() {
     let first_be = p.head(t(2000), be, None, &mut io.out()).unwrap();
     assert_eq!(first_be.mpdus[0].seq, 0, "then BE, in formation order");
     assert_eq!(p.held.len(), 1);
+    // A VO frame formed while the gate is shut waits ahead of the held BE aggregate; when the BE PSDU
+    // completes at 3 ms the gate lets one through — the VO frame — and the path asks to be woken at
+    // once, since the medium was attending to BE only.
+    io.enqueue(&mut p, t(2500), 0, vo, pkt(101));
+    let _vo = p.head(t(2500), vo, None, &mut io.out()).unwrap();
+    assert_eq!((p.held.len(), p.held.ahead_of(vo), p.held.ahead_of(be)), (2, 1, 2));
+    let received = vec![true; first_be.mpdus.len()];
+    p.complete(t(3000), first_be, TxStatus { success: true, received: &received, attempts: 1 }, &mut io.out());
+    assert!(p.pending(vo) && !p.pending(be));
+    assert_eq!(p.next_wakeup(), Some(t(3000)));
     let gate = p.gate.as_ref().unwrap();
-    assert_eq!(gate.stats(), serde_json::json!(2));
+    assert_eq!(gate.stats(), serde_json::json!(3));
 }
