@@ -11,7 +11,7 @@ import pytest
 from support import small_scenario
 
 import lasthop
-from lasthop.stats import percentile, percentiles, rank_index
+from lasthop.stats import jain, percentile, percentiles, rank_index
 
 # (samples, q, expected): rank = ceil(q/100 · n) clamped to 1..n, value = sorted[rank − 1].
 CASES = [
@@ -76,3 +76,12 @@ def test_the_flows_table_uses_the_same_percentile() -> None:
             ours = percentile(ns, q)
             assert ours is not None and not math.isnan(flow[col])
             assert ours * 1e-6 == flow[col], (flow["flow"], col)
+
+
+def test_jain_by_hand() -> None:
+    """Jain's index: 1 for equal shares, 1/n when one takes everything, (1 + 3)² / (2 · 10) = 0.8 for
+    1 and 3; nothing to share gives None."""
+    assert jain([2.0, 2.0, 2.0]) == 1.0
+    assert jain([5.0, 0.0, 0.0, 0.0]) == 0.25
+    assert jain([1.0, 3.0]) == pytest.approx(0.8)
+    assert jain([]) is None and jain([0.0, 0.0]) is None

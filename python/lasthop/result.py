@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Union
 
 from lasthop import _lasthop
 from lasthop.errors import RunDirError
+from lasthop.stats import jain
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -454,9 +455,7 @@ def _aggregate(flows: list[dict[str, Any]]) -> dict[str, Any]:
     agg["loss_rate"] = agg["dropped_packets"] / agg["sent_packets"] if agg["sent_packets"] else 0.0
     thr = [float(f["throughput_mbps"]) for f in flows]
     agg["throughput_mbps"] = sum(thr)
-    # Jain's index over the flows' throughputs: 1 when equal, 1/n when one flow takes everything.
-    sq = sum(x * x for x in thr)
-    agg["jain_throughput"] = sum(thr) ** 2 / (len(thr) * sq) if sq > 0 else None
+    agg["jain_throughput"] = jain(thr)
     return agg
 
 

@@ -7,7 +7,7 @@ samples are less than or equal to it::
 
 so it is always one of the samples (no interpolation): ``q = 0`` gives the minimum, ``q = 100`` the
 maximum, and no samples give ``None``. The rank is computed in float64 as ``q / 100.0 * n``, exactly
-as the core's ``stats::flows::percentile`` and ``rtc::quality::percentile`` do, so Python and Rust
+as the core's ``stats::percentile`` does, so Python and Rust
 agree to the sample even where that product rounds up (``q = 99.9``, ``n = 1000`` gives rank 1000:
 ``99.9 / 100 * 1000`` is ``999.0000000000001``).
 
@@ -26,7 +26,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["binned_percentiles", "percentile", "percentiles", "rank_index"]
+__all__ = ["binned_percentiles", "jain", "percentile", "percentiles", "rank_index"]
 
 Samples = npt.ArrayLike
 """Anything numpy takes as a 1-D array of numbers."""
@@ -71,3 +71,10 @@ def binned_percentiles(bins: npt.NDArray[np.int64], values: npt.NDArray[np.float
     for arr, q in zip(out, qs):
         arr[nz] = v[starts[nz] + rank_index(counts[nz], q)]
     return out
+
+
+def jain(values: Sequence[float]) -> float | None:
+    """Jain's fairness index (Σx)² / (n · Σx²) of non-negative values: 1 when all are equal, 1/n when one
+    takes everything; ``None`` when there is nothing to share (no values, or all zero)."""
+    sq = sum(x * x for x in values)
+    return sum(values) ** 2 / (len(values) * sq) if sq > 0 else None

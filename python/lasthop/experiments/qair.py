@@ -19,6 +19,7 @@ import numpy as np
 from lasthop.experiments import topology
 from lasthop.experiments.plan import Done, Experiment, Options, PlannedRun
 from lasthop.experiments.topology import Json
+from lasthop.stats import jain
 
 PAIRS = 10
 SINGLE_LINK_MBPS = 96.0
@@ -131,7 +132,7 @@ def _reduce(kind: str, done: list[Done]) -> dict[str, Any]:
         rows.append({"n": d.planned.point["n"], "variant": d.planned.variant,
                      "ping_rtt_mean_ms": f["ping"]["latency_mean_ms"], "ping_rtt_p99_ms": f["ping"]["latency_p99_ms"],
                      "background_mbps": sum(thr),
-                     "background_jain": sum(thr) ** 2 / (len(thr) * sum(t * t for t in thr)) if any(thr) else None})
+                     "background_jain": jain(thr)})
     by = {(r["n"], r["variant"]): r for r in rows}
     gains, fits = [], {}
     for variant, n_star in N_STARS.items():

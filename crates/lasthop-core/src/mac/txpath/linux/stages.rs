@@ -73,9 +73,14 @@ impl LinuxPath {
         }
     }
 
+    /// Whether the gate holds formed PSDUs (the `psdu` release point) rather than their formation.
+    fn holds_psdus(&self) -> bool {
+        self.gate.as_ref().is_some_and(|g| g.release_point() == ReleasePoint::Psdu)
+    }
+
     /// Whether the driver may form a PSDU now: always when the gate holds formed PSDUs instead.
     pub(super) fn may_form(&mut self, now: SimTime) -> bool {
-        self.gate.as_ref().is_some_and(|g| g.release_point() == ReleasePoint::Psdu) || self.gate_open(now)
+        self.holds_psdus() || self.gate_open(now)
     }
 
     /// A formed PSDU of TXQ (`li`, `ac`) takes its place in the hardware queue's depth, and enters the
@@ -85,7 +90,7 @@ impl LinuxPath {
         let c = &mut self.hw_count[ac];
         c.0 += ampdu;
         c.1 += 1;
-        if self.gate.as_ref().is_some_and(|g| g.release_point() == ReleasePoint::Psdu) {
+        if self.holds_psdus() {
             self.held.push(li, psdu);
             self.release_held_for(now, ac);
         } else {
@@ -93,24 +98,24 @@ impl LinuxPath {
         }
     }
 
-    /// Releases held PSDUs, highest AC first, while the gate lets them through.
-    pub(super) fn release_held(&mut self, now: SimTime) {
+    /// Releases held PSDUs, highest AC first, while the gate lets them through; returns the ACs that
+    /// got one, as a bit set.
+    pub(super) fn release_held(&mut self, now: SimTime) -> u8 {
+        let mut acs = 0;
         while !self.held.is_empty() && self.gate_open(now) {
             let (li, psdu) = self.held.pop_highest().expect("not empty");
+            acs |= 1 << psdu.ac;
             self.push_hw(now, li, psdu.ac, psdu);
         }
+        acs
     }
 
     /// [`Self::release_held`] while the medium attends to AC `ac` only (a packet of `ac` arrived or
     /// one of its PSDUs completed): if a PSDU of another AC entered its hardware queue, the path asks
     /// to be woken at once, so that the medium requests access for every AC.
     pub(super) fn release_held_for(&mut self, now: SimTime, ac: usize) {
-        if self.held.is_empty() {
-            return;
-        }
-        let before: Vec<usize> = self.hwq.iter().map(|q| q.len()).collect();
-        self.release_held(now);
-        if !self.waking && self.hwq.iter().zip(&before).enumerate().any(|(a, (q, &n))| a != ac && q.len() > n) {
+        let others = self.release_held(now) & !(1 << ac);
+        if others != 0 && !self.waking {
             // Held PSDUs are released only here and in `on_wakeup`, which re-derives the gate's time.
             self.gate_wakeup = Some(now);
         }
