@@ -20,7 +20,9 @@
 //!
 //! Demands change at run time through `commands = [{ target = "aps.<ap>.lastpq", set = { demand_ms
 //! = { vr = 15 } } }]` or `Sim.command(...)`. Choices beyond the paper ([LH] in the spec) are
-//! parameters of [`LastPqParams`]. Not modelled: the ath9k-internal DRR++ TID scheduler the paper
+//! parameters of [`LastPqParams`], among them the spec's options `count_drops_as_inf` (a drop is an
+//! infinite-latency sample) and `lpq_source = "head_packet"` (the throttler reads the l_pq marked on
+//! the head packet at its enqueue), both off by default. Not modelled: the ath9k-internal DRR++ TID scheduler the paper
 //! describes (`afs_variant = "ath9k-drr++"`): lasthop runs mac80211's airtime-fairness scheduler, and
 //! the priority path reads its deficits; the controller's user/kernel feedback delay is zero.
 

@@ -20,10 +20,18 @@
 //! * [`regulator::TokenBucket`] — the rate regulator (§5): tokens in PSDUs at R, depth 2; the gate
 //!   refuses the driver until a token is due, at an instant rounded up to the µs.
 //!
-//! The gate regulates at PSDU formation (spec §2 `release_point = "formation"`): a refused driver forms
-//! nothing, so the next aggregate is built from the backlog at release time, in the driver's AC order.
+//! Where the gate holds the driver back is `release_point` (spec §2, [R2]). By default, `formation`:
+//! a refused driver forms nothing, so the next aggregate is built from the backlog at release time, in
+//! the driver's AC order. With `psdu` (the spec's default; ours stays `formation`, with which every
+//! published number was measured) the driver forms PSDUs as ath9k would; they wait in the gate,
+//! counting toward the hardware-queue depth, and leave highest AC first. The explicit delay-sensitive
+//! tag of the priority release is not modeled. With the Linux path's driver latency `t_irq_us` the
+//! monitor sees each completion t_irq late, as the real driver does (Eq. 6 is then off by ≤ t_irq).
+//! `enabled = false` keeps the monitor and controller running but never holds (a legacy node).
+//!
 //! Reconstructions and choices of the spec (register §0.2, [LH] tags) are parameters of
-//! [`QairParams`] with the spec's defaults.
+//! [`QairParams`]; their defaults are the spec's except `release_point`. T_target is fixed (12 ms, the
+//! spec's derivation for its testbed PHY); deriving it from the scenario's PHY is not modeled.
 
 pub mod control;
 pub mod gate;
