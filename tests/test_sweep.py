@@ -27,8 +27,13 @@ def _spec(tmp: Path, grid: dict, seeds: object = 2, **extra: object) -> Path:
     return p
 
 
-def _files(d: Path) -> dict[str, bytes]:
-    return {f.relative_to(d).as_posix(): f.read_bytes() for f in sorted(d.rglob("*")) if f.is_file()}
+def _files(d: Path) -> dict[str, str]:
+    """Every file under ``d`` (hidden ones included) by its path, as a digest of its bytes: two trees
+    compare equal when they hold the same files with the same bytes, and a mismatch names the files."""
+    import hashlib
+
+    return {f.relative_to(d).as_posix(): hashlib.sha256(f.read_bytes()).hexdigest()[:16]
+            for f in sorted(d.rglob("*")) if f.is_file()}
 
 
 def test_points_are_the_grid_product_times_seeds_keyed_by_the_resolved_scenario(tmp_path: Path) -> None:

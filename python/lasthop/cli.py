@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import signal
+import threading
 from typing import Any
 
 import click
@@ -58,6 +60,10 @@ class LasthopGroup(click.Group):
             click.echo(f"error: {e}", err=True)
             ctx.exit(EXIT_ERROR)
         except KeyboardInterrupt:
+            # What was finished is on disk and the rest cleaned up; more presses while the process
+            # winds down (joining worker processes at exit) must not print tracebacks.
+            if threading.current_thread() is threading.main_thread():
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
             click.echo("interrupted", err=True)
             ctx.exit(EXIT_INTERRUPTED)
 

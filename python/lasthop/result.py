@@ -593,6 +593,34 @@ def _atomic_write(path: Path, write: Callable[[Path], object]) -> None:
         raise
 
 
+def remove_stale_temporaries(d: Path) -> list[Path]:
+    """Removes from run directory ``d`` the temporary files (``.packets.parquet.streaming-PID``,
+    ``.summary.json.tmp-PID``, ...) that a process which no longer exists left behind (killed before it
+    could clean up), so a run redone there leaves exactly the files of an uninterrupted one. Files of a
+    live process are kept. Returns what it removed."""
+    import re
+
+    pattern = re.compile(r"\.(?P<name>[^/]+)\.(?:streaming|tmp)-(?P<pid>\d+)")
+    removed = []
+    for f in d.glob(".*"):
+        m = pattern.fullmatch(f.name)
+        if m is None or m["name"] not in RUN_FILES or _alive(int(m["pid"])):
+            continue
+        f.unlink(missing_ok=True)
+        removed.append(f)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
 def _fsync_replace(tmp: Path, path: Path) -> None:
     """Flushes ``tmp`` to disk, then renames it to ``path``."""
     fd = os.open(tmp, os.O_RDONLY)

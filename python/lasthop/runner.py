@@ -8,11 +8,14 @@ bar. (The module is called ``runner`` so that it does not shadow the ``lasthop.r
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from types import FrameType
 from typing import Any
 
 from lasthop import _lasthop
@@ -54,22 +57,47 @@ def run(scenario: Scenario | str | os.PathLike[str] | Mapping[str, Any], seed: i
         return RunResult._from_native(done, variant=sc.variant_info())
     from pathlib import Path
 
-    from lasthop.result import SUMMARY_FILE, RunStream
+    from lasthop.result import SUMMARY_FILE, RunStream, remove_stale_temporaries
 
     d = Path(out)
     d.mkdir(parents=True, exist_ok=True)
     (d / SUMMARY_FILE).unlink(missing_ok=True)  # never complete-looking while it is being rewritten
-    stream = RunStream(d)
-    try:
-        done = in_engine_thread(lambda: _lasthop.run(sc.to_json(), sc.base_dir, None, handle, pcap, stream), handle, sc,
-                                show=show)
-        files = stream.close(done)
-    except BaseException:
-        stream.abandon()
-        raise
-    result = RunResult._from_native(done, variant=sc.variant_info(), streamed=files)
-    result.save(d)
+    remove_stale_temporaries(d)
+    with ctrl_c_once():
+        stream = RunStream(d)
+        try:
+            done = in_engine_thread(lambda: _lasthop.run(sc.to_json(), sc.base_dir, None, handle, pcap, stream), handle,
+                                    sc, show=show)
+            files = stream.close(done)
+        except BaseException:
+            stream.abandon()
+            raise
+        result = RunResult._from_native(done, variant=sc.variant_info(), streamed=files)
+        result.save(d)
     return result
+
+
+@contextlib.contextmanager
+def ctrl_c_once() -> Iterator[None]:
+    """Within the block the first Ctrl-C raises ``KeyboardInterrupt`` as usual and later presses are
+    ignored until the block has ended, so the clean-up the first one starts (cancel the engine, remove
+    the streamed tables' temporary files) is not cut short by a second press, whether the user leans on
+    Ctrl-C or a sweep's parent repeats it until its workers stop. Nothing changes outside the main
+    thread, or where Ctrl-C is not Python's ``KeyboardInterrupt`` (ignored, or the caller's handler)."""
+    if threading.current_thread() is not threading.main_thread() \
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield
+        return
+
+    def once(signum: int, frame: FrameType | None) -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, once)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def in_engine_thread(call: Callable[[], Any], handle: _lasthop.Progress, sc: Scenario, show: bool = False,
