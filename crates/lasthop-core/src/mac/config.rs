@@ -170,7 +170,7 @@ impl BssParams {
                 }
                 Box::new(path)
             }
-            TxPathConfig::Linux { airtime_fairness, codel, fq, hw_depth_aggr, hw_depth_single, sw_retry_limit, max_subframes, max_aggr_us, fixed_tries, aql, qdisc, t_irq_us } => {
+            TxPathConfig::Linux { airtime_fairness, codel, fq, hw_depth_aggr, hw_depth_single, sw_retry_limit, max_subframes, max_aggr_us, fixed_tries, aql, qdisc, t_irq_us, hw_time_limit_us } => {
                 let p = LinuxParams {
                     qos: self.qos,
                     ampdu: self.ampdu,
@@ -192,6 +192,7 @@ impl BssParams {
                     fixed_tries: *fixed_tries,
                     aql: aql.then(AqlParams::default),
                     t_irq: SimDuration::from_us(*t_irq_us as u64),
+                    hw_time_limit: hw_time_limit_us.map(|us| SimDuration::from_us(us as u64)),
                 };
                 let mut path = LinuxPath::new(p, rng);
                 if let Some(q) = qdisc {
@@ -232,6 +233,7 @@ pub fn default_paths(c: &WifiConfig) -> (TxPathConfig, TxPathConfig) {
         aql: false,
         qdisc: None,
         t_irq_us: 0,
+        hw_time_limit_us: None,
     };
     let ap = c.ap_path.clone().unwrap_or(match c.profile {
         WifiProfile::Linux => linux,

@@ -184,6 +184,13 @@ pub enum TxPathConfig {
         /// `wifi-model.md` §5.6 suggests 30 as a guess to calibrate; default 0.
         #[serde(default)]
         t_irq_us: u32,
+        /// The hardware's time limit per PSDU, µs (100..=1000000; Law's Limit_h on the stock path, which
+        /// ath9k does not have): once a PSDU heads its AC's hardware queue, no attempt starts after this
+        /// long (one that started runs to its end) and the hardware hands it back. The driver retries an
+        /// A-MPDU's subframes in software (the attempts made count toward `sw_retry_limit`) and drops a
+        /// single frame (reason `deadline`). Default none.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        hw_time_limit_us: Option<u32>,
     },
 }
 

@@ -161,7 +161,7 @@ fn llra_rate_control_is_checked() {
 }
 
 /// The Linux transmit path's driver settings are checked with their paths whether or not a qdisc is
-/// set: a zero hardware-queue depth and a t_irq beyond 1 ms.
+/// set: a zero hardware-queue depth, a t_irq beyond 1 ms, a hardware time limit under 100 µs.
 #[test]
 fn linux_path_settings_are_checked_with_paths() {
     let hop = |path: &str| OK.replace("last_hop = { type = \"wired\", rate_mbps = 50, delay_ms = 1 }", &format!("last_hop = {{ type = \"wifi\", ap_path = {path} }}"));
@@ -169,6 +169,9 @@ fn linux_path_settings_are_checked_with_paths() {
     let e = err(&hop("{ type = \"linux\", t_irq_us = 5000 }"));
     assert_eq!(e.issues[0].loc.to_string(), "aps[0].last_hop.ap_path.t_irq_us", "{e}");
     assert!(e.to_string().contains("at most 1000"), "{e}");
+    assert!(Scenario::from_toml_str(&hop("{ type = \"linux\", hw_time_limit_us = 3000 }"), Path::new(".")).is_ok());
+    let e = err(&hop("{ type = \"linux\", hw_time_limit_us = 50 }"));
+    assert_eq!(e.issues[0].loc.to_string(), "aps[0].last_hop.ap_path.hw_time_limit_us", "{e}");
     let e = err(&hop("{ type = \"linux\", hw_depth_aggr = 0 }"));
     assert_eq!(e.issues[0].loc.to_string(), "aps[0].last_hop.ap_path.hw_depth_aggr", "{e}");
 }

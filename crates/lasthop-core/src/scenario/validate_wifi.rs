@@ -55,7 +55,7 @@ pub(crate) fn check_wifi(w: &WifiConfig, law: Option<&crate::mech::law::LawParam
         if let Some(TxPathConfig::Fifo { qdisc: Some(q) }) = path {
             super::validate::check_queue(q, &loc.key(key).key("qdisc"), is);
         }
-        if let Some(TxPathConfig::Linux { qdisc, hw_depth_aggr, hw_depth_single, max_subframes, t_irq_us, .. }) = path {
+        if let Some(TxPathConfig::Linux { qdisc, hw_depth_aggr, hw_depth_single, max_subframes, t_irq_us, hw_time_limit_us, .. }) = path {
             if let Some(q) = qdisc {
                 super::validate::check_queue(q, &loc.key(key).key("qdisc"), is);
             }
@@ -63,6 +63,9 @@ pub(crate) fn check_wifi(w: &WifiConfig, law: Option<&crate::mech::law::LawParam
                 if *v == 0 {
                     is.push(loc.key(key).key(k), "must be at least 1", json!(0));
                 }
+            }
+            if hw_time_limit_us.is_some_and(|us| !(100..=1_000_000).contains(&us)) {
+                is.push(loc.key(key).key("hw_time_limit_us"), "must be between 100 µs and 1 s", json!(hw_time_limit_us));
             }
             if *t_irq_us > 1000 {
                 is.push(loc.key(key).key("t_irq_us"), "must be at most 1000 µs", json!(t_irq_us));

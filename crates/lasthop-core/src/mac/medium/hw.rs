@@ -41,7 +41,7 @@ impl Medium {
         let mut po = PathOut { log: out.log, dropped: out.dropped, releases: &mut self.releases };
         let (psdu, attempts) = match n.hw[ac].take() {
             Some(hw) => (hw.psdu, hw.attempts),
-            None => (n.path.head(now, ac, None, &mut po).expect("a head PSDU has the deadline"), 0),
+            None => (n.path.expire_head(now, ac, &mut po).expect("a head PSDU has the deadline"), 0),
         };
         n.stats.hw_time_limit_returns += 1;
         let mut received = std::mem::take(&mut n.spare);

@@ -169,6 +169,13 @@ pub trait TransmitPath: Send + Sync + std::fmt::Debug {
     fn shares_hardware(&self) -> bool {
         false
     }
+    /// The hardware deadline ([`TransmitPath::hw_deadline`]) of AC `ac`'s head PSDU has passed before
+    /// the medium took it: the PSDU, out of the hardware queue as if taken, with no attempt made (the
+    /// medium completes it unacknowledged at once). By default the head as [`TransmitPath::head`]
+    /// gives it.
+    fn expire_head(&mut self, now: SimTime, ac: usize, out: &mut PathOut<'_>) -> Option<Psdu> {
+        self.head(now, ac, None, out)
+    }
     /// Whether the path drives an adaptive rate controller given in [`LinkSetup::rc`].
     fn takes_rate_control(&self) -> bool {
         false

@@ -77,6 +77,10 @@ pub struct LinuxParams {
     /// Driver/IRQ latency t_irq between the hardware's completion of a PSDU and the driver's handling of
     /// it (TX status, freeing its hardware-queue slot, the next scheduling round; `wifi-model.md` §5.6).
     pub t_irq: SimDuration,
+    /// The hardware's time limit per PSDU (Law's Limit_h, generic; ath9k has none): from the moment a
+    /// PSDU reaches the head of its AC's hardware queue, the medium starts no attempt after this long
+    /// and hands the PSDU back ([`super::Psdu::hw_deadline`]). `None`: no limit.
+    pub hw_time_limit: Option<SimDuration>,
 }
 
 /// AQL limits (`wifi-model.md` §5.5; Linux defaults since 5.9).
@@ -540,7 +544,8 @@ impl LinuxPath {
                 return None;
             }
         }
-        let psdu = self.hwq[ac].pop_front().expect("front");
+        let mut psdu = self.hwq[ac].pop_front().expect("front");
+        psdu.hw_deadline = self.head_deadline(ac);
         self.in_air[ac] = true;
         let access_delay = now.saturating_since(self.head_since[ac]);
         if let Some(l) = self.links.iter_mut().find(|l| l.id == psdu.link) {
@@ -553,8 +558,28 @@ impl LinuxPath {
         Some(psdu)
     }
 
-    /// The TX status of `psdu` to link `li`'s rate controller.
+    /// With a hardware time limit: the deadline of AC `ac`'s head PSDU, which became the head at
+    /// `head_since[ac]`.
+    fn head_deadline(&self, ac: usize) -> Option<SimTime> {
+        self.p.hw_time_limit.map(|l| self.head_since[ac] + l)
+    }
+
+    /// The hardware's time limit ran out for AC `ac`'s head PSDU before its first attempt: it leaves
+    /// the hardware queue unsent (no attempt starts, so no transmit event and no `hw_head` stamp).
+    pub fn expire_head(&mut self, ac: usize) -> Option<Psdu> {
+        let deadline = self.head_deadline(ac)?;
+        let mut psdu = self.hwq[ac].pop_front()?;
+        psdu.hw_deadline = Some(deadline);
+        self.in_air[ac] = true;
+        Some(psdu)
+    }
+
+    /// The TX status of `psdu` to link `li`'s rate controller (nothing when no attempt was made: a PSDU
+    /// the hardware's time limit returned before it reached the air).
     fn report_status(&mut self, now: SimTime, li: usize, psdu: &Psdu, st: &TxStatus<'_>) {
+        if st.attempts == 0 {
+            return;
+        }
         if let Some(rc) = &mut self.links[li].rc {
             let mut rs = RateSet { entries: [None; 4], probe: psdu.probe };
             for (i, s) in psdu.chain.series.iter().enumerate() {
@@ -609,6 +634,9 @@ impl LinuxPath {
         self.report_status(now, li, &psdu, &st);
         let retry_limit = self.links[li].rc.as_ref().and_then(|rc| rc.tx_limits().retry_sojourn_limit);
         let ba_session = self.aggregate(ac);
+        // Returned by the hardware's time limit: a single frame is dropped (the driver retries no single
+        // frame); the subframes of an A-MPDU are retried in software, counting the attempts made.
+        let timed_out = !st.success && psdu.hw_deadline.is_some_and(|d| now >= d);
         let est: u64 = psdu.mpdus.iter().map(|m| self.aql_estimate_us(&psdu.chain, m.len)).sum();
         self.aql_total_us -= est;
         let txq = &mut self.links[li].txqs[ac];
@@ -625,7 +653,10 @@ impl LinuxPath {
             }
             let mut m = *m;
             m.attempts += st.attempts;
-            if !ba_session {
+            if !ba_session && timed_out {
+                out.dropped.push((m.pkt, DropReason::Deadline));
+                txq.dropped_upto = txq.dropped_upto.max(m.seq + 1);
+            } else if !ba_session {
                 self.stats.single_frame_drops += 1;
                 out.dropped.push((m.pkt, DropReason::RetryLimit));
                 txq.dropped_upto = txq.dropped_upto.max(m.seq + 1);
@@ -745,6 +776,18 @@ impl super::TransmitPath for LinuxPath {
     }
     fn has_timers(&self) -> bool {
         self.has_gate() || self.p.t_irq > SimDuration::ZERO
+    }
+    fn hw_deadline(&self, ac: usize) -> Option<SimTime> {
+        if self.hwq[ac].is_empty() || self.in_air[ac] {
+            return None;
+        }
+        self.head_deadline(ac)
+    }
+    fn shares_hardware(&self) -> bool {
+        self.p.hw_time_limit.is_some()
+    }
+    fn expire_head(&mut self, _now: SimTime, ac: usize, _out: &mut PathOut<'_>) -> Option<Psdu> {
+        LinuxPath::expire_head(self, ac)
     }
     fn next_wakeup(&self) -> Option<SimTime> {
         LinuxPath::next_wakeup(self)

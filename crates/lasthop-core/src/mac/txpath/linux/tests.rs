@@ -26,6 +26,7 @@ fn params(hw_depth_aggr: usize) -> LinuxParams {
         fixed_tries: 10,
         aql: None,
         t_irq: SimDuration::ZERO,
+        hw_time_limit: None,
     }
 }
 
@@ -237,4 +238,47 @@ fn the_psdu_release_point_holds_formed_psdus_and_releases_by_priority() {
     assert_eq!(p.next_wakeup(), Some(t(3000)));
     let gate = p.gate.as_ref().unwrap();
     assert_eq!(gate.stats(), serde_json::json!(3));
+}
+
+/// The hardware's time limit on the stock path (Law's Limit_h, generic): the head PSDU of an AC carries
+/// the deadline from the moment it became the head; one that expires before its first attempt leaves
+/// unsent (no attempt, no `hw_head` stamp, nothing told to the rate controller), and the driver retries
+/// its subframes in software; a single frame (VO: no BlockAck session) is dropped as `deadline`.
+#[test]
+fn hw_time_limit_returns_the_head_psdu_and_the_driver_retries_or_drops() {
+    use crate::mac::txpath::TransmitPath;
+    let limit = SimDuration::from_us(2000);
+    let mut p = LinuxPath::new(LinuxParams { hw_time_limit: Some(limit), ..params(1) }, &mut Rng::derive(1, "fq"));
+    p.add_link(0, TxVector::ht(7, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap(), None);
+    assert!(TransmitPath::shares_hardware(&p), "the medium enforces the deadlines");
+    let mut io = Io::new();
+    let (be, vo) = (AccessCategory::Be as usize, AccessCategory::Vo as usize);
+    let t = SimTime::from_us;
+    for i in 0..10 {
+        io.enqueue(&mut p, t(100), 0, be, pkt(i));
+    }
+    // The first packet went alone at 100 µs and heads BE's queue: its deadline is 2100 µs.
+    assert_eq!(TransmitPath::hw_deadline(&p, be), Some(t(2100)));
+    let first = p.head(t(500), be, None, &mut io.out()).unwrap();
+    assert_eq!(first.hw_deadline, Some(t(2100)), "the PSDU the medium takes carries it");
+    assert_eq!(TransmitPath::hw_deadline(&p, be), None, "nothing waits behind it yet (depth 1)");
+    p.complete(t(800), first, TxStatus { success: true, received: &[true], attempts: 1 }, &mut io.out());
+    // The A-MPDU of the other nine became the head at 800 µs; it expires at 2800 µs unsent.
+    assert_eq!(TransmitPath::hw_deadline(&p, be), Some(t(2800)));
+    let agg = TransmitPath::expire_head(&mut p, t(2800), be, &mut io.out()).unwrap();
+    assert_eq!((agg.mpdus.len(), agg.hw_deadline), (9, Some(t(2800))));
+    assert_eq!(io.log.stages[Stage::HwHead as usize][agg.mpdus[0].pkt.id as usize], crate::stats::NO_TIME, "never on the air");
+    let none = vec![false; agg.mpdus.len()];
+    p.complete(t(2800), agg, TxStatus { success: false, received: &none, attempts: 0 }, &mut io.out());
+    assert!(io.dropped.is_empty(), "subframes are retried, not dropped");
+    assert_eq!(p.stats.sw_retries, 9);
+    let again = p.head(t(3000), be, None, &mut io.out()).unwrap();
+    assert_eq!(again.mpdus.iter().map(|m| m.pkt.id).collect::<Vec<_>>(), (1..10).collect::<Vec<_>>(), "retried first, in order");
+    assert_eq!(again.hw_deadline, Some(t(4800)), "a fresh limit from its new time at the head");
+    // VO forms single frames (no BlockAck session); one that times out is dropped.
+    io.enqueue(&mut p, t(5000), 0, vo, pkt(50));
+    let single = TransmitPath::expire_head(&mut p, t(7000), vo, &mut io.out()).unwrap();
+    assert!(!single.aggregated);
+    p.complete(t(7000), single, TxStatus { success: false, received: &[false], attempts: 0 }, &mut io.out());
+    assert_eq!(io.dropped.iter().map(|d| (d.0.id, d.1)).collect::<Vec<_>>(), vec![(50, DropReason::Deadline)]);
 }
