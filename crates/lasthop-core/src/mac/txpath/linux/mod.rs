@@ -18,7 +18,8 @@
 //! ```
 //! The hardware signals a completion at once; the driver handles it (TX status, the freed slot, the
 //! next scheduling round) `t_irq` later (0 by default), while the hardware goes on with its queue.
-//! The stages a mechanism installs (release gate, driver policy) are wired in `stages.rs`.
+//! The hardware queues (depth, head, the optional per-PSDU time limit `hw_time_limit`, completion) are
+//! in `hwq.rs`; the stages a mechanism installs (release gate, driver policy) are wired in `stages.rs`.
 //!
 //! Approximations: TID = AC (one TXQ per station and AC); AQL is not applied (ath9k does not enable
 //! it); the qdisc is `noqueue`.
@@ -31,7 +32,7 @@
 use super::airtime::AirtimeScheduler;
 use super::driver::{DriverPolicy, DriverView};
 use super::scheduler::TxqScheduler;
-use super::gate::{HeldPsdus, ReleaseGate, TxEvent};
+use super::gate::{HeldPsdus, ReleaseGate};
 use super::{Mpdu, PathOut, Psdu, RateChain, TxStatus};
 use crate::mac::edca::AccessCategory;
 use crate::packet::Packet;
@@ -40,13 +41,14 @@ use crate::phy::ampdu_len::ampdu_len_with;
 use crate::phy::mcs::{Band, TxVector};
 use crate::queue::codel::CodelParams;
 use crate::queue::AnyQueue;
-use crate::ratectl::{AnyRateControl, QueueState, RateControl, RateEntry, RateSet};
+use crate::ratectl::{AnyRateControl, QueueState, RateControl};
 use crate::queue::fq::{Fq, FlowId, FqParams, TinId};
 use crate::rng::Rng;
 use crate::stats::{DropReason, Stage};
 use crate::time::{SimDuration, SimTime};
 use std::collections::VecDeque;
 
+mod hwq;
 mod stages;
 
 /// Settings of the Linux path.
@@ -157,6 +159,31 @@ pub struct LinuxStats {
     /// spec `qair-lastpq.md` §3.1, here as the hardware sees it).
     pub delivered_psdus: u64,
     pub per_frame_delay_ns: u64,
+}
+
+impl LinuxStats {
+    /// What the driver does with an unacknowledged subframe that has had `attempts` hardware attempts,
+    /// counting it: drop it (the reason) or retry it in software (`None`). Without a BlockAck session
+    /// the hardware made every try already and a failed single frame is dropped; one the hardware's time
+    /// limit returned (`timed_out`) is dropped as `deadline`. In a session the subframe is retried
+    /// until `sw_retry_limit` attempts or, with `late`, past the rate controller's sojourn limit.
+    fn unacked_fate(&mut self, attempts: u32, sw_retry_limit: u32, ba_session: bool, timed_out: bool, late: bool) -> Option<DropReason> {
+        if !ba_session && timed_out {
+            Some(DropReason::Deadline)
+        } else if !ba_session {
+            self.single_frame_drops += 1;
+            Some(DropReason::RetryLimit)
+        } else if attempts >= sw_retry_limit {
+            self.sw_retry_drops += 1;
+            Some(DropReason::RetryLimit)
+        } else if late {
+            self.retry_deadline_drops += 1;
+            Some(DropReason::Deadline)
+        } else {
+            self.sw_retries += 1;
+            None
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -360,23 +387,6 @@ impl LinuxPath {
         !self.hwq[ac].is_empty()
     }
 
-    /// `ath_tx_sched_aggr`'s test: an AC with BlockAck sessions holds ATH_AGGR_MIN_QDEPTH (2)
-    /// non-probe PSDUs, whether they carry one subframe or many (`ath_tx_form_aggr` marks both
-    /// `BUF_AMPDU`); an AC without (VO, or A-MPDU off) holds ATH_NON_AGGR_MIN_QDEPTH (8) frames.
-    fn hw_has_room(&self, ac: usize) -> bool {
-        let (ampdu_depth, depth) = self.hw_count[ac];
-        if self.aggregate(ac) {
-            ampdu_depth < self.p.hw_depth_aggr
-        } else {
-            depth < self.p.hw_depth_single
-        }
-    }
-
-    /// Whether `psdu` counts in its AC's `axq_ampdu_depth` (`bf_is_ampdu_not_probing`).
-    fn counts_as_ampdu(&self, psdu: &Psdu) -> bool {
-        self.aggregate(psdu.ac) && !psdu.probe
-    }
-
     /// The driver's scheduling round for one AC (`ath_txq_schedule`): while the hardware queue has
     /// room, the policy's priority TXQ or the scheduler's next one forms a PSDU.
     fn schedule(&mut self, now: SimTime, ac: usize, out: &mut PathOut<'_>) {
@@ -536,76 +546,6 @@ impl LinuxPath {
         }
     }
 
-    pub fn head(&mut self, now: SimTime, ac: usize, budget: Option<SimDuration>, out: &mut PathOut<'_>) -> Option<Psdu> {
-        let psdu = self.hwq[ac].front()?;
-        if let Some(b) = budget {
-            let (txv, _) = psdu.chain.get(0)?;
-            if ppdu_duration_with(&txv, psdu.psdu_len, self.p.band, self.p.airtime) > b {
-                return None;
-            }
-        }
-        let mut psdu = self.hwq[ac].pop_front().expect("front");
-        psdu.hw_deadline = self.head_deadline(ac);
-        self.in_air[ac] = true;
-        let access_delay = now.saturating_since(self.head_since[ac]);
-        if let Some(l) = self.links.iter_mut().find(|l| l.id == psdu.link) {
-            l.access_sample = Some(access_delay);
-        }
-        self.tx_event(now, TxEvent::AttemptStart { link: psdu.link, ac, bytes: psdu.psdu_len, access_delay });
-        for m in &psdu.mpdus {
-            out.log.stamp_first(m.pkt.id, Stage::HwHead, now);
-        }
-        Some(psdu)
-    }
-
-    /// With a hardware time limit: the deadline of AC `ac`'s head PSDU, which became the head at
-    /// `head_since[ac]`.
-    fn head_deadline(&self, ac: usize) -> Option<SimTime> {
-        self.p.hw_time_limit.map(|l| self.head_since[ac] + l)
-    }
-
-    /// The hardware's time limit ran out for AC `ac`'s head PSDU before its first attempt: it leaves
-    /// the hardware queue unsent (no attempt starts, so no transmit event and no `hw_head` stamp).
-    pub fn expire_head(&mut self, ac: usize) -> Option<Psdu> {
-        let deadline = self.head_deadline(ac)?;
-        let mut psdu = self.hwq[ac].pop_front()?;
-        psdu.hw_deadline = Some(deadline);
-        self.in_air[ac] = true;
-        Some(psdu)
-    }
-
-    /// The TX status of `psdu` to link `li`'s rate controller (nothing when no attempt was made: a PSDU
-    /// the hardware's time limit returned before it reached the air).
-    fn report_status(&mut self, now: SimTime, li: usize, psdu: &Psdu, st: &TxStatus<'_>) {
-        if st.attempts == 0 {
-            return;
-        }
-        if let Some(rc) = &mut self.links[li].rc {
-            let mut rs = RateSet { entries: [None; 4], probe: psdu.probe };
-            for (i, s) in psdu.chain.series.iter().enumerate() {
-                rs.entries[i] = s.map(|(txv, tries)| RateEntry { txv, tries, rts: false });
-            }
-            let acked = st.received.iter().filter(|&&r| r).count() as u16;
-            rc.on_tx_status(now, &rs.report(st.attempts, psdu.mpdus.len() as u16, acked));
-        }
-    }
-
-    /// `psdu` left the head of its hardware queue: its per-frame delay t_k is counted if it was
-    /// delivered, and the next PSDU of that queue is now at the head. Returns the completion event
-    /// the driver's stages will see.
-    fn left_hardware(&mut self, now: SimTime, psdu: &Psdu, st: &TxStatus<'_>) -> TxEvent {
-        let ac = psdu.ac;
-        let head_to_done = now.saturating_since(self.head_since[ac]);
-        if st.success {
-            self.stats.delivered_psdus += 1;
-            self.stats.per_frame_delay_ns += head_to_done.as_ns();
-        }
-        self.in_air[ac] = false;
-        self.head_since[ac] = now;
-        let irq_delay = self.p.t_irq;
-        TxEvent::Complete { link: psdu.link, ac, bytes: psdu.psdu_len, success: st.success, attempts: st.attempts, head_to_done, irq_delay }
-    }
-
     /// The hardware is done with `psdu`: the driver handles it now, or t_irq later ([`Self::on_wakeup`]).
     pub fn complete(&mut self, now: SimTime, psdu: Psdu, st: TxStatus<'_>, out: &mut PathOut<'_>) {
         let ev = self.left_hardware(now, &psdu, &st);
@@ -634,8 +574,7 @@ impl LinuxPath {
         self.report_status(now, li, &psdu, &st);
         let retry_limit = self.links[li].rc.as_ref().and_then(|rc| rc.tx_limits().retry_sojourn_limit);
         let ba_session = self.aggregate(ac);
-        // Returned by the hardware's time limit: a single frame is dropped (the driver retries no single
-        // frame); the subframes of an A-MPDU are retried in software, counting the attempts made.
+        // Returned by the hardware's time limit (see `LinuxStats::unacked_fate`).
         let timed_out = !st.success && psdu.hw_deadline.is_some_and(|d| now >= d);
         let est: u64 = psdu.mpdus.iter().map(|m| self.aql_estimate_us(&psdu.chain, m.len)).sum();
         self.aql_total_us -= est;
@@ -653,24 +592,13 @@ impl LinuxPath {
             }
             let mut m = *m;
             m.attempts += st.attempts;
-            if !ba_session && timed_out {
-                out.dropped.push((m.pkt, DropReason::Deadline));
-                txq.dropped_upto = txq.dropped_upto.max(m.seq + 1);
-            } else if !ba_session {
-                self.stats.single_frame_drops += 1;
-                out.dropped.push((m.pkt, DropReason::RetryLimit));
-                txq.dropped_upto = txq.dropped_upto.max(m.seq + 1);
-            } else if m.attempts >= self.p.sw_retry_limit {
-                self.stats.sw_retry_drops += 1;
-                out.dropped.push((m.pkt, DropReason::RetryLimit));
-                txq.dropped_upto = txq.dropped_upto.max(m.seq + 1);
-            } else if retry_limit.is_some_and(|l| now.saturating_since(m.pkt.enqueued) >= l) {
-                self.stats.retry_deadline_drops += 1;
-                out.dropped.push((m.pkt, DropReason::Deadline));
-                txq.dropped_upto = txq.dropped_upto.max(m.seq + 1);
-            } else {
-                self.stats.sw_retries += 1;
-                back.push(m);
+            let late = retry_limit.is_some_and(|l| now.saturating_since(m.pkt.enqueued) >= l);
+            match self.stats.unacked_fate(m.attempts, self.p.sw_retry_limit, ba_session, timed_out, late) {
+                Some(reason) => {
+                    out.dropped.push((m.pkt, reason));
+                    txq.dropped_upto = txq.dropped_upto.max(m.seq + 1);
+                }
+                None => back.push(m),
             }
         }
         // Retried subframes go back to the head of the retry queue, in sequence order.

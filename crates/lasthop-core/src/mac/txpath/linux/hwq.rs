@@ -1,0 +1,101 @@
+//! The Linux path's hardware queues, one per AC: their depth (ath9k's `axq_ampdu_depth`/`axq_depth`),
+//! the head PSDU the medium takes, the optional hardware time limit per PSDU (Law's Limit_h on the
+//! stock path), and what the path learns when the hardware is done with a PSDU (its per-frame delay
+//! t_k and the TX status for the rate controller).
+
+use super::LinuxPath;
+use crate::mac::txpath::gate::TxEvent;
+use crate::mac::txpath::{PathOut, Psdu, TxStatus};
+use crate::phy::airtime::ppdu_duration_with;
+use crate::ratectl::{RateControl, RateEntry, RateSet};
+use crate::stats::Stage;
+use crate::time::{SimDuration, SimTime};
+
+impl LinuxPath {
+    /// `ath_tx_sched_aggr`'s test: an AC with BlockAck sessions holds ATH_AGGR_MIN_QDEPTH (2)
+    /// non-probe PSDUs, whether they carry one subframe or many (`ath_tx_form_aggr` marks both
+    /// `BUF_AMPDU`); an AC without (VO, or A-MPDU off) holds ATH_NON_AGGR_MIN_QDEPTH (8) frames.
+    pub(super) fn hw_has_room(&self, ac: usize) -> bool {
+        let (ampdu_depth, depth) = self.hw_count[ac];
+        if self.aggregate(ac) {
+            ampdu_depth < self.p.hw_depth_aggr
+        } else {
+            depth < self.p.hw_depth_single
+        }
+    }
+
+    /// Whether `psdu` counts in its AC's `axq_ampdu_depth` (`bf_is_ampdu_not_probing`).
+    pub(super) fn counts_as_ampdu(&self, psdu: &Psdu) -> bool {
+        self.aggregate(psdu.ac) && !psdu.probe
+    }
+
+    pub fn head(&mut self, now: SimTime, ac: usize, budget: Option<SimDuration>, out: &mut PathOut<'_>) -> Option<Psdu> {
+        let psdu = self.hwq[ac].front()?;
+        if let Some(b) = budget {
+            let (txv, _) = psdu.chain.get(0)?;
+            if ppdu_duration_with(&txv, psdu.psdu_len, self.p.band, self.p.airtime) > b {
+                return None;
+            }
+        }
+        let mut psdu = self.hwq[ac].pop_front().expect("front");
+        psdu.hw_deadline = self.head_deadline(ac);
+        self.in_air[ac] = true;
+        let access_delay = now.saturating_since(self.head_since[ac]);
+        if let Some(l) = self.links.iter_mut().find(|l| l.id == psdu.link) {
+            l.access_sample = Some(access_delay);
+        }
+        self.tx_event(now, TxEvent::AttemptStart { link: psdu.link, ac, bytes: psdu.psdu_len, access_delay });
+        for m in &psdu.mpdus {
+            out.log.stamp_first(m.pkt.id, Stage::HwHead, now);
+        }
+        Some(psdu)
+    }
+
+    /// With a hardware time limit: the deadline of AC `ac`'s head PSDU, which became the head at
+    /// `head_since[ac]`.
+    pub(super) fn head_deadline(&self, ac: usize) -> Option<SimTime> {
+        self.p.hw_time_limit.map(|l| self.head_since[ac] + l)
+    }
+
+    /// The hardware's time limit ran out for AC `ac`'s head PSDU before its first attempt: it leaves
+    /// the hardware queue unsent (no attempt starts, so no transmit event and no `hw_head` stamp).
+    pub fn expire_head(&mut self, ac: usize) -> Option<Psdu> {
+        let deadline = self.head_deadline(ac)?;
+        let mut psdu = self.hwq[ac].pop_front()?;
+        psdu.hw_deadline = Some(deadline);
+        self.in_air[ac] = true;
+        Some(psdu)
+    }
+
+    /// The TX status of `psdu` to link `li`'s rate controller (nothing when no attempt was made: a PSDU
+    /// the hardware's time limit returned before it reached the air).
+    pub(super) fn report_status(&mut self, now: SimTime, li: usize, psdu: &Psdu, st: &TxStatus<'_>) {
+        if st.attempts == 0 {
+            return;
+        }
+        if let Some(rc) = &mut self.links[li].rc {
+            let mut rs = RateSet { entries: [None; 4], probe: psdu.probe };
+            for (i, s) in psdu.chain.series.iter().enumerate() {
+                rs.entries[i] = s.map(|(txv, tries)| RateEntry { txv, tries, rts: false });
+            }
+            let acked = st.received.iter().filter(|&&r| r).count() as u16;
+            rc.on_tx_status(now, &rs.report(st.attempts, psdu.mpdus.len() as u16, acked));
+        }
+    }
+
+    /// `psdu` left the head of its hardware queue: its per-frame delay t_k is counted if it was
+    /// delivered, and the next PSDU of that queue is now at the head. Returns the completion event
+    /// the driver's stages will see.
+    pub(super) fn left_hardware(&mut self, now: SimTime, psdu: &Psdu, st: &TxStatus<'_>) -> TxEvent {
+        let ac = psdu.ac;
+        let head_to_done = now.saturating_since(self.head_since[ac]);
+        if st.success {
+            self.stats.delivered_psdus += 1;
+            self.stats.per_frame_delay_ns += head_to_done.as_ns();
+        }
+        self.in_air[ac] = false;
+        self.head_since[ac] = now;
+        let irq_delay = self.p.t_irq;
+        TxEvent::Complete { link: psdu.link, ac, bytes: psdu.psdu_len, success: st.success, attempts: st.attempts, head_to_done, irq_delay }
+    }
+}
