@@ -143,18 +143,18 @@ def test_the_n_star_fit_by_hand() -> None:
 
 def test_qp5_below_n_star_qair_is_transparent() -> None:
     """QP5 (transparency): with fewer saturated nodes than N* = 3, T̂ stays below T_target, the
-    backlogged AP's R climbs to R_max and the regulator never binds: throughput and the ping's RTT are
-    those of EDCA alone (here equal to the digit; `qair-edca`'s test checks N = 2 likewise)."""
+    backlogged AP's R climbs to R_max and the regulator never binds: the run is EDCA's, event for event
+    (the spec asks throughput within 2 % and RTT within 5 %; `qair-edca`'s test checks N = 2 likewise)."""
     rows = {}
     for variant in ("dcf", "qair"):
         flows = [qair._background("udp", 1), topology.flow("ping", "ping", "server", f"sta{qair.PAIRS}", interval_ms=100.0)]
         sc = topology.co_channel_pairs(f"qp5-{variant}", pairs=qair.PAIRS, duration_s=10.0, warmup_s=2.0,
                                        last_hop=qair._last_hop(), flows=flows, node_mechanisms=qair._qair(variant))
         res = lasthop.run(sc, seed=1)
-        rows[variant] = (res.flows.set_index("flow"), {n["node"]: n["path"] for n in res.summary["components"]["wifi"]["nodes"]})
+        rows[variant] = (res, {n["node"]: n["path"] for n in res.summary["components"]["wifi"]["nodes"]})
     (base, _), (reg, paths) = rows["dcf"], rows["qair"]
-    assert float(reg.loc["bg1", "throughput_mbps"]) == pytest.approx(float(base.loc["bg1", "throughput_mbps"]), rel=0.02)
-    assert float(reg.loc["ping", "latency_mean_ms"]) == pytest.approx(float(base.loc["ping", "latency_mean_ms"]), rel=0.05)
+    assert reg.summary["event_digest"] == base.summary["event_digest"]
+    assert reg.flows.drop(columns="variant", errors="ignore").equals(base.flows.drop(columns="variant", errors="ignore"))
     gate = paths["ap1"]["release_gate"]
     assert gate["t_hat_ms"] < T_TARGET_MS
     assert gate["rate_psdus_per_s"] == pytest.approx(8667.0), "R_max"

@@ -61,8 +61,9 @@ class LasthopGroup(click.Group):
             ctx.exit(EXIT_ERROR)
         except KeyboardInterrupt:
             # What was finished is on disk and the rest cleaned up; more presses while the process
-            # winds down (joining worker processes at exit) must not print tracebacks.
-            if threading.current_thread() is threading.main_thread():
+            # winds down (joining worker processes at exit) must not print tracebacks. Only when the
+            # command is the process (``main``), not a call inside someone's program.
+            if _AS_PROCESS and threading.current_thread() is threading.main_thread():
                 signal.signal(signal.SIGINT, signal.SIG_IGN)
             click.echo("interrupted", err=True)
             ctx.exit(EXIT_INTERRUPTED)
@@ -81,6 +82,12 @@ for _name in command_modules():
     cli.add_command(_module.command)
 
 
+_AS_PROCESS = False
+"""Whether the command is the whole process (:func:`main`), as opposed to ``cli`` called in a program."""
+
+
 def main() -> None:
-    """Entry point of the ``lasthop`` console script."""
+    """Entry point of the ``lasthop`` console script (and ``python -m lasthop``)."""
+    global _AS_PROCESS
+    _AS_PROCESS = True
     cli(prog_name="lasthop")

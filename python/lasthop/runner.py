@@ -93,8 +93,8 @@ def ctrl_c_once() -> Iterator[None]:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         raise KeyboardInterrupt
 
-    signal.signal(signal.SIGINT, once)
     try:
+        signal.signal(signal.SIGINT, once)
         yield
     finally:
         signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -187,8 +187,9 @@ pub enum TxPathConfig {
         /// The hardware's time limit per PSDU, µs (100..=1000000; Law's Limit_h on the stock path, which
         /// ath9k does not have): once a PSDU heads its AC's hardware queue, no attempt starts after this
         /// long (one that started runs to its end) and the hardware hands it back. The driver retries an
-        /// A-MPDU's subframes in software (the attempts made count toward `sw_retry_limit`) and drops a
-        /// single frame (reason `deadline`). Default none.
+        /// A-MPDU's subframes in software (the attempts made count toward `sw_retry_limit`; a return
+        /// before any attempt counts none, so a limit far below the channel's access delay keeps
+        /// subframes going back and forth) and drops a single frame (reason `deadline`). Default none.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         hw_time_limit_us: Option<u32>,
     },

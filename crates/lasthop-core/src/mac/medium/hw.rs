@@ -1,6 +1,7 @@
-//! The node-side timers of the medium: per-PSDU hardware deadlines (a path whose hardware budget spans
-//! the ACs, [`TxPath::shares_hardware`]: Law's Limit_h) and the generic per-node wakeup a path asks for
-//! ([`TxPath::next_wakeup`]: a release gate opening again).
+//! The node-side timers of the medium: per-PSDU hardware deadlines (paths that set them,
+//! [`TxPath::shares_hardware`]: Law's Limit_h, the Linux path's `hw_time_limit`) and the generic
+//! per-node wakeup a path asks for ([`TxPath::next_wakeup`]: a release gate opening again, a completion
+//! the driver handles t_irq later).
 
 use super::*;
 
@@ -52,15 +53,23 @@ impl Medium {
         self.apply_releases(out);
     }
 
-    /// For nodes whose hardware budget spans the ACs: returns PSDUs past their deadline, requests
-    /// access for every AC with a PSDU (and releases the others), and re-arms the deadline timers.
+    /// For nodes whose hardware budget spans the ACs or that set deadlines: returns PSDUs past their
+    /// deadline, requests access for every AC with a PSDU (and releases the others), and re-arms the
+    /// deadline timers; then points the wakeup timers of timed paths at what they ask for now (after the
+    /// returns, which may queue a completion for the driver or open a release gate).
     pub(super) fn service_shared_hw<S: Scheduler>(&mut self, now: SimTime, sched: &mut S, out: &mut Outputs<'_>) {
+        if self.any_shared_hw {
+            self.service_deadlines(now, sched, out);
+        }
         if self.any_timed_path {
             self.rearm_node_wakeups(sched);
         }
-        if !self.any_shared_hw {
-            return;
+        if self.any_shared_hw {
+            self.rearm_access(now, sched);
         }
+    }
+
+    fn service_deadlines<S: Scheduler>(&mut self, now: SimTime, sched: &mut S, out: &mut Outputs<'_>) {
         for ni in 0..self.nodes.len() as u32 {
             if !self.nodes[ni as usize].shares_hw {
                 continue;
@@ -78,7 +87,6 @@ impl Medium {
                 }
             }
         }
-        self.rearm_access(now, sched);
     }
 
     /// Points each timed node's wakeup timer at the time its path asks for.

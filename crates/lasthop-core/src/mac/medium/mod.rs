@@ -20,17 +20,17 @@
 //!         PPDU ends (AIFS, or EIFS with `collision_ifs = "eifs"`)
 //! ExchangeEnd: success → TxPath::complete; failure → retry in hardware while the chain has tries
 //!   and the PSDU's hardware deadline has not passed, else TxPath::complete (XRETRY, or time limit)
-//! HwDeadline(node, ac) ── a PSDU with `hw_deadline` (Law's Limit_h) waiting for the medium or backing
+//! HwDeadline(node, ac) ── a PSDU with `hw_deadline` (Law's Limit_h, the Linux path's time limit) waiting for the medium or backing
 //!   off at its deadline goes back to the path at exactly that time; one whose exchange is on the air
 //!   goes back when the exchange ends (a PPDU is never cut)
 //! NodeWakeup(node) ── the time a node's transmit path asked for ([`TxPath::next_wakeup`], e.g. its
 //!   release gate opens again): the path runs its driver, and the node requests access for what it
 //!   pushed to the hardware
 //! ```
-//! A path whose hardware budget spans the ACs ([`TxPath::shares_hardware`], Law) may queue PSDUs for any
-//! AC when one completes: after each event the medium requests access for every AC of such a node
-//! that has a PSDU, releases the ones that have none, and keeps one timer per AC on the head PSDU's
-//! deadline.
+//! A path whose hardware budget spans the ACs (Law) may queue PSDUs for any AC when one completes, and
+//! a path may set hardware deadlines (Law, the Linux path's time limit) ([`TxPath::shares_hardware`]):
+//! after each event the medium requests access for every AC of such a node that has a PSDU, releases
+//! the ones that have none, and keeps one timer per AC on the head PSDU's deadline.
 //! Control responses (ACK, BlockAck) are not subject to errors (approximation, see FIDELITY.md).
 
 use super::config::BssParams;

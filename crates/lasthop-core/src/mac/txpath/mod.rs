@@ -164,8 +164,9 @@ pub trait TransmitPath: Send + Sync + std::fmt::Debug {
     fn hw_deadline(&self, _ac: usize) -> Option<SimTime> {
         None
     }
-    /// Whether completing a PSDU of one AC may queue PSDUs for other ACs (one hardware budget over all
-    /// ACs), and PSDUs may carry hardware deadlines.
+    /// Whether the medium must look at every AC of the node after each of its events: completing a PSDU
+    /// of one AC may queue PSDUs for others (Law's one hardware budget over all ACs), or PSDUs carry
+    /// hardware deadlines it enforces (Law; the Linux path with a time limit).
     fn shares_hardware(&self) -> bool {
         false
     }

@@ -57,15 +57,6 @@ impl LinuxPath {
         self.p.hw_time_limit.map(|l| self.head_since[ac] + l)
     }
 
-    /// The hardware's time limit ran out for AC `ac`'s head PSDU before its first attempt: it leaves
-    /// the hardware queue unsent (no attempt starts, so no transmit event and no `hw_head` stamp).
-    pub fn expire_head(&mut self, ac: usize) -> Option<Psdu> {
-        let deadline = self.head_deadline(ac)?;
-        let mut psdu = self.hwq[ac].pop_front()?;
-        psdu.hw_deadline = Some(deadline);
-        self.in_air[ac] = true;
-        Some(psdu)
-    }
 
     /// The TX status of `psdu` to link `li`'s rate controller (nothing when no attempt was made: a PSDU
     /// the hardware's time limit returned before it reached the air).
@@ -98,4 +89,12 @@ impl LinuxPath {
         let irq_delay = self.p.t_irq;
         TxEvent::Complete { link: psdu.link, ac, bytes: psdu.psdu_len, success: st.success, attempts: st.attempts, head_to_done, irq_delay }
     }
+}
+
+/// Whether the hardware handed `psdu` back at its time limit (at `now`, the hardware's completion):
+/// unacknowledged, at or past its deadline, with tries of its rate chain left (a chain that ran out at
+/// the deadline is an ordinary failure, as the medium counts it).
+pub(super) fn returned_at_time_limit(now: SimTime, psdu: &Psdu, st: &TxStatus<'_>) -> bool {
+    let tries: u32 = psdu.chain.series.iter().flatten().map(|&(_, t)| t as u32).sum();
+    !st.success && st.attempts < tries && psdu.hw_deadline.is_some_and(|d| now >= d)
 }

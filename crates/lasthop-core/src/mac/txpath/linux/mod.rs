@@ -164,15 +164,13 @@ pub struct LinuxStats {
 impl LinuxStats {
     /// What the driver does with an unacknowledged subframe that has had `attempts` hardware attempts,
     /// counting it: drop it (the reason) or retry it in software (`None`). Without a BlockAck session
-    /// the hardware made every try already and a failed single frame is dropped; one the hardware's time
-    /// limit returned (`timed_out`) is dropped as `deadline`. In a session the subframe is retried
+    /// the driver retries no single frame: a failed one is dropped (`single_frame_drops`), as
+    /// `deadline` if the hardware's time limit returned it (`timed_out`). In a session the subframe is retried
     /// until `sw_retry_limit` attempts or, with `late`, past the rate controller's sojourn limit.
     fn unacked_fate(&mut self, attempts: u32, sw_retry_limit: u32, ba_session: bool, timed_out: bool, late: bool) -> Option<DropReason> {
-        if !ba_session && timed_out {
-            Some(DropReason::Deadline)
-        } else if !ba_session {
+        if !ba_session {
             self.single_frame_drops += 1;
-            Some(DropReason::RetryLimit)
+            Some(if timed_out { DropReason::Deadline } else { DropReason::RetryLimit })
         } else if attempts >= sw_retry_limit {
             self.sw_retry_drops += 1;
             Some(DropReason::RetryLimit)
@@ -549,18 +547,19 @@ impl LinuxPath {
     /// The hardware is done with `psdu`: the driver handles it now, or t_irq later ([`Self::on_wakeup`]).
     pub fn complete(&mut self, now: SimTime, psdu: Psdu, st: TxStatus<'_>, out: &mut PathOut<'_>) {
         let ev = self.left_hardware(now, &psdu, &st);
+        let timed_out = hwq::returned_at_time_limit(now, &psdu, &st);
         if self.p.t_irq > SimDuration::ZERO {
             let (received, success, attempts) = (st.received.to_vec(), st.success, st.attempts);
-            self.irq.push_back(stages::Irq { due: now + self.p.t_irq, psdu, received, success, attempts, ev });
+            self.irq.push_back(stages::Irq { due: now + self.p.t_irq, psdu, received, success, attempts, timed_out, ev });
             return;
         }
         self.tx_event(now, ev);
-        self.driver_complete(now, psdu, st, out);
+        self.driver_complete(now, psdu, st, timed_out, out);
     }
 
     /// The driver's completion handling (`ath_tx_complete_aggr`): TX status to the rate controller,
     /// airtime to the scheduler, subframes done, retried or dropped, and the AC's next scheduling round.
-    fn driver_complete(&mut self, now: SimTime, psdu: Psdu, st: TxStatus<'_>, out: &mut PathOut<'_>) {
+    fn driver_complete(&mut self, now: SimTime, psdu: Psdu, st: TxStatus<'_>, timed_out: bool, out: &mut PathOut<'_>) {
         let ac = psdu.ac;
         let li = self.links.iter().position(|l| l.id == psdu.link).expect("own link");
         let ampdu = self.counts_as_ampdu(&psdu) as usize;
@@ -574,8 +573,6 @@ impl LinuxPath {
         self.report_status(now, li, &psdu, &st);
         let retry_limit = self.links[li].rc.as_ref().and_then(|rc| rc.tx_limits().retry_sojourn_limit);
         let ba_session = self.aggregate(ac);
-        // Returned by the hardware's time limit (see `LinuxStats::unacked_fate`).
-        let timed_out = !st.success && psdu.hw_deadline.is_some_and(|d| now >= d);
         let est: u64 = psdu.mpdus.iter().map(|m| self.aql_estimate_us(&psdu.chain, m.len)).sum();
         self.aql_total_us -= est;
         let txq = &mut self.links[li].txqs[ac];
@@ -714,8 +711,14 @@ impl super::TransmitPath for LinuxPath {
     fn shares_hardware(&self) -> bool {
         self.p.hw_time_limit.is_some()
     }
+    /// The head PSDU leaves its hardware queue unsent: no attempt started, so no `AttemptStart` event
+    /// and no `hw_head` stamp (its completion comes as usual).
     fn expire_head(&mut self, _now: SimTime, ac: usize, _out: &mut PathOut<'_>) -> Option<Psdu> {
-        LinuxPath::expire_head(self, ac)
+        let deadline = self.head_deadline(ac)?;
+        let mut psdu = self.hwq[ac].pop_front()?;
+        psdu.hw_deadline = Some(deadline);
+        self.in_air[ac] = true;
+        Some(psdu)
     }
     fn next_wakeup(&self) -> Option<SimTime> {
         LinuxPath::next_wakeup(self)

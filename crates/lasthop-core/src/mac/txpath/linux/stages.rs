@@ -16,6 +16,8 @@ pub(super) struct Irq {
     pub received: Vec<bool>,
     pub success: bool,
     pub attempts: u32,
+    /// The hardware's time limit returned the PSDU (judged when the hardware finished).
+    pub timed_out: bool,
     pub ev: TxEvent,
 }
 
@@ -52,7 +54,7 @@ impl LinuxPath {
         while self.irq.front().is_some_and(|i| i.due <= now) {
             let i = self.irq.pop_front().expect("due");
             self.tx_event(now, i.ev);
-            self.driver_complete(now, i.psdu, TxStatus { success: i.success, received: &i.received, attempts: i.attempts }, out);
+            self.driver_complete(now, i.psdu, TxStatus { success: i.success, received: &i.received, attempts: i.attempts }, i.timed_out, out);
         }
         if self.gate_wakeup.is_some_and(|t| t <= now) {
             self.gate_wakeup = None;

@@ -243,13 +243,19 @@ fn the_psdu_release_point_holds_formed_psdus_and_releases_by_priority() {
 /// The hardware's time limit on the stock path (Law's Limit_h, generic): the head PSDU of an AC carries
 /// the deadline from the moment it became the head; one that expires before its first attempt leaves
 /// unsent (no attempt, no `hw_head` stamp, nothing told to the rate controller), and the driver retries
-/// its subframes in software; a single frame (VO: no BlockAck session) is dropped as `deadline`.
+/// its subframes in software; a single frame (VO: no BlockAck session) is dropped as `deadline`, unless
+/// its rate chain had run out.
 #[test]
 fn hw_time_limit_returns_the_head_psdu_and_the_driver_retries_or_drops() {
     use crate::mac::txpath::TransmitPath;
+    use crate::ratectl::{LinkRates, RateControlParams};
+    use crate::phy::mcs::PhyStandard;
     let limit = SimDuration::from_us(2000);
     let mut p = LinuxPath::new(LinuxParams { hw_time_limit: Some(limit), ..params(1) }, &mut Rng::derive(1, "fq"));
-    p.add_link(0, TxVector::ht(7, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap(), None);
+    let link = LinkRates::new(PhyStandard::Ht, ChannelWidth::Mhz20, &[GuardInterval::Ns800], 1, Band::Ghz5);
+    let rc = RateControlParams::Fixed(Default::default()).build(&link, Rng::derive(1, "rc"), SimTime::ZERO).unwrap();
+    p.add_link(0, TxVector::ht(7, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap(), Some(rc));
+    let reports = |p: &LinuxPath| p.links[0].rc.as_ref().unwrap().stats()["psdus"].as_u64().unwrap();
     assert!(TransmitPath::shares_hardware(&p), "the medium enforces the deadlines");
     let mut io = Io::new();
     let (be, vo) = (AccessCategory::Be as usize, AccessCategory::Vo as usize);
@@ -263,6 +269,7 @@ fn hw_time_limit_returns_the_head_psdu_and_the_driver_retries_or_drops() {
     assert_eq!(first.hw_deadline, Some(t(2100)), "the PSDU the medium takes carries it");
     assert_eq!(TransmitPath::hw_deadline(&p, be), None, "nothing waits behind it yet (depth 1)");
     p.complete(t(800), first, TxStatus { success: true, received: &[true], attempts: 1 }, &mut io.out());
+    assert_eq!(reports(&p), 1);
     // The A-MPDU of the other nine became the head at 800 µs; it expires at 2800 µs unsent.
     assert_eq!(TransmitPath::hw_deadline(&p, be), Some(t(2800)));
     let agg = TransmitPath::expire_head(&mut p, t(2800), be, &mut io.out()).unwrap();
@@ -271,6 +278,7 @@ fn hw_time_limit_returns_the_head_psdu_and_the_driver_retries_or_drops() {
     let none = vec![false; agg.mpdus.len()];
     p.complete(t(2800), agg, TxStatus { success: false, received: &none, attempts: 0 }, &mut io.out());
     assert!(io.dropped.is_empty(), "subframes are retried, not dropped");
+    assert_eq!(reports(&p), 1, "no attempt, nothing for the rate controller");
     assert_eq!(p.stats.sw_retries, 9);
     let again = p.head(t(3000), be, None, &mut io.out()).unwrap();
     assert_eq!(again.mpdus.iter().map(|m| m.pkt.id).collect::<Vec<_>>(), (1..10).collect::<Vec<_>>(), "retried first, in order");
@@ -281,4 +289,30 @@ fn hw_time_limit_returns_the_head_psdu_and_the_driver_retries_or_drops() {
     assert!(!single.aggregated);
     p.complete(t(7000), single, TxStatus { success: false, received: &[false], attempts: 0 }, &mut io.out());
     assert_eq!(io.dropped.iter().map(|d| (d.0.id, d.1)).collect::<Vec<_>>(), vec![(50, DropReason::Deadline)]);
+    assert_eq!(p.stats.single_frame_drops, 1);
+    // A single frame whose rate chain ran out (all 7 tries) at or after its deadline failed in the
+    // ordinary way: a retry-limit drop, as the medium counts it (an XRETRY).
+    io.enqueue(&mut p, t(8000), 0, vo, pkt(51));
+    let late = p.head(t(8100), vo, None, &mut io.out()).unwrap();
+    p.complete(t(11_000), late, TxStatus { success: false, received: &[false], attempts: 7 }, &mut io.out());
+    assert_eq!(io.dropped.last().map(|d| (d.0.id, d.1)), Some((51, DropReason::RetryLimit)));
+}
+
+/// With the driver's latency t_irq, whether the time limit returned a PSDU is judged when the hardware
+/// finished, not when the driver handles it: a single frame that ran out of tries just before its
+/// deadline, handled after it, is a retry-limit drop.
+#[test]
+fn hw_time_limit_is_judged_at_the_hardwares_completion() {
+    let mut p = LinuxPath::new(LinuxParams { hw_time_limit: Some(SimDuration::from_us(2000)), t_irq: SimDuration::from_us(300), ..params(1) }, &mut Rng::derive(1, "fq"));
+    p.add_link(0, TxVector::ht(7, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap(), None);
+    let mut io = Io::new();
+    let vo = AccessCategory::Vo as usize;
+    let t = SimTime::from_us;
+    io.enqueue(&mut p, t(0), 0, vo, pkt(1));
+    let f = p.head(t(100), vo, None, &mut io.out()).unwrap();
+    assert_eq!(f.hw_deadline, Some(t(2000)));
+    p.complete(t(1900), f, TxStatus { success: false, received: &[false], attempts: 10 }, &mut io.out());
+    assert!(io.dropped.is_empty(), "the driver has not handled it yet");
+    p.on_wakeup(t(2200), &mut io.out());
+    assert_eq!(io.dropped.iter().map(|d| (d.0.id, d.1)).collect::<Vec<_>>(), vec![(1, DropReason::RetryLimit)]);
 }
