@@ -8,6 +8,7 @@
 //! | `flows.<name>` (a `udp_cbr` or `udp_poisson` flow) | `rate_mbps` (> 0): the rate from the next packet on |
 //! | `stations.<name>` (a station of a Wi-Fi last hop) | `snr_db`: the mean SNR of both its links from now on (fading stays) |
 //! | `aps.<name>.law` (an AP that runs Law) | `limit_q_ms`, `limit_h_ms` (> 0): Law's limits from now on |
+//! | `aps.<name>.hw` (an AP whose `linux` path has `hw_time_limit_us`) | `time_limit_us` (100..=1000000): the hardware time limit of the PSDUs that reach the head of a hardware queue from now on |
 //! | `aps.<name>.lastpq` (an AP that runs LAST-PQ) | `demand_ms = { <flow> = ms }`, `percentile = { <flow> = β }`: a prioritized flow's demand from the next window on |
 //! | `aps.<name>.<mechanism>` | what that mechanism's hook accepts (Zhuge, FastAck and ABC take none) |
 //!
@@ -26,7 +27,8 @@ use serde_json::{Map, Value};
 pub struct CommandConfig {
     /// When it takes effect, seconds from the start (0 ≤ at_s ≤ duration_s).
     pub at_s: f64,
-    /// What it changes: `flows.<name>`, `stations.<name>` or `aps.<name>.<mechanism>`.
+    /// What it changes: `flows.<name>`, `stations.<name>`, `aps.<name>.<mechanism>` or `aps.<name>.hw`
+    /// (an AP's hardware time limit).
     pub target: String,
     /// The parameters to set, with their new values.
     pub set: Map<String, Value>,
@@ -111,6 +113,9 @@ fn resolve_station(sc: &Scenario, name: &str, set: &Map<String, Value>) -> Resul
 fn resolve_ap(sc: &Scenario, rest: &str, set: &Map<String, Value>) -> Result<Target, Refusal> {
     let Some((name, mech)) = rest.rsplit_once('.') else { return Err((None, format!("use aps.{rest}.<mechanism>"))) };
     let Some(ai) = sc.aps.iter().position(|a| a.name == name) else { return Err((None, format!("no access point named '{name}'"))) };
+    if mech == "hw" {
+        return resolve_hw(sc, ai, set);
+    }
     let Some((_, m)) = sc.aps[ai].mechanisms().find(|(_, m)| m.kind() == mech) else {
         return Err((None, format!("access point '{name}' runs no mechanism `{mech}`")));
     };
@@ -131,6 +136,22 @@ fn resolve_ap(sc: &Scenario, rest: &str, set: &Map<String, Value>) -> Result<Tar
         return Ok(Target::Path(crate::sim::topology::ap_node(sc, ai)));
     }
     Ok(Target::Hook { ap: crate::sim::topology::ap_node(sc, ai), kind: m.kind() })
+}
+
+/// `aps.<name>.hw`: the hardware time limit of an AP whose `linux` path was given one (the medium
+/// enforces deadlines only on such paths, and Law's path has its own `limit_h_ms`).
+fn resolve_hw(sc: &Scenario, ai: usize, set: &Map<String, Value>) -> Result<Target, Refusal> {
+    let a = &sc.aps[ai];
+    let limited = match &a.last_hop {
+        LastHop::Wifi(w) => matches!(crate::mac::config::default_paths(w).0, crate::mac::wifi_config::TxPathConfig::Linux { hw_time_limit_us: Some(_), .. }),
+        _ => false,
+    };
+    if !limited || a.mechanisms().any(|(_, m)| m.law().is_some()) {
+        return Err((None, format!("access point '{}' has no hardware time limit to change: give its `linux` path one (ap_path = {{ type = \"linux\", hw_time_limit_us = ... }})", a.name)));
+    }
+    only(set, &["time_limit_us"])?;
+    number(set, "time_limit_us", |x| (100.0..=1e6).contains(&x), "a number of µs in 100..=1000000")?;
+    Ok(Target::Path(crate::sim::topology::ap_node(sc, ai)))
 }
 
 /// LAST-PQ's `demand_ms = { <flow> = ms }` / `percentile = { <flow> = β }`: tables of numbers for

@@ -401,3 +401,35 @@ fn hw_time_limit_runs_with_driver_latency_and_a_release_gate() {
     let returns: u64 = out.components["wifi"]["nodes"].as_array().unwrap().iter().map(|n| n["mac"]["hw_time_limit_returns"].as_u64().unwrap()).sum();
     assert!(returns > 0 && out.flows.iter().all(|f| f.delivered_packets > 0), "{returns}");
 }
+
+/// The hardware time limit changes at run time (`commands`, target `aps.<ap>.hw`): six overloaded
+/// co-channel APs start with a 1-s limit (never reached) and get 3 ms at 2 s. Until then the run is the
+/// 1-s run's, packet for packet; afterwards the hardware hands PSDUs back. A command to an AP without a
+/// time limit is an error at its path.
+#[test]
+fn hw_time_limit_changes_at_run_time() {
+    let dense = |cmd: &str| {
+        let mut s = format!("duration_s = 4\n{cmd}");
+        for i in 0..6 {
+            s += &format!("[[aps]]\nname = \"ap{i}\"\nlast_hop = {{ type = \"wifi\", rate_control = {{ type = \"fixed\", mcs = 7 }}, ap_path = {{ type = \"linux\", hw_time_limit_us = 1000000 }} }}\n");
+            s += &format!("[[stations]]\nname = \"sta{i}\"\nap = \"ap{i}\"\n");
+            s += &format!("[[flows]]\ntype = \"udp_cbr\"\nfrom = \"ap{i}\"\nto = \"sta{i}\"\nrate_mbps = 40\n");
+        }
+        s
+    };
+    let returns = |o: &RunOutput| o.components["wifi"]["nodes"].as_array().unwrap().iter().map(|n| n["mac"]["hw_time_limit_returns"].as_u64().unwrap()).sum::<u64>();
+    let cmds: String = (0..6).map(|i| format!("[[commands]]\nat_s = 2\ntarget = \"aps.ap{i}.hw\"\nset = {{ time_limit_us = 3000 }}\n")).collect();
+    let (fixed, changed) = (run(&dense(""), 1), run(&dense(&cmds), 1));
+    assert_eq!(returns(&fixed), 0);
+    assert!(returns(&changed) > 100, "{}", returns(&changed));
+    use lasthop_core::stats::{Stage, NO_TIME};
+    let done_before = |o: &RunOutput| -> Vec<u64> {
+        let d = &o.packets.stages[Stage::Delivered as usize];
+        (0..o.packets.len()).filter(|&r| d[r] != NO_TIME && d[r] < 2_000_000_000).map(|r| d[r]).collect()
+    };
+    assert_eq!(done_before(&changed), done_before(&fixed), "the same run until the command");
+    let no_limit = dense("").replace(", hw_time_limit_us = 1000000", "") + "[[commands]]\nat_s = 1\ntarget = \"aps.ap0.hw\"\nset = { time_limit_us = 3000 }\n";
+    let e = Scenario::from_toml_str(&no_limit, Path::new(".")).unwrap_err();
+    assert_eq!(e.issues[0].loc.to_string(), "commands[0].target", "{e}");
+    assert!(e.issues[0].msg.contains("no hardware time limit"), "{e}");
+}

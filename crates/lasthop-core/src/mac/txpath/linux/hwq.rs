@@ -54,7 +54,7 @@ impl LinuxPath {
     /// With a hardware time limit: the deadline of AC `ac`'s head PSDU, which became the head at
     /// `head_since[ac]`.
     pub(super) fn head_deadline(&self, ac: usize) -> Option<SimTime> {
-        self.p.hw_time_limit.map(|l| self.head_since[ac] + l)
+        self.head_limit[ac].map(|l| self.head_since[ac] + l)
     }
 
 
@@ -86,6 +86,7 @@ impl LinuxPath {
         }
         self.in_air[ac] = false;
         self.head_since[ac] = now;
+        self.head_limit[ac] = self.p.hw_time_limit;
         let irq_delay = self.p.t_irq;
         TxEvent::Complete { link: psdu.link, ac, bytes: psdu.psdu_len, success: st.success, attempts: st.attempts, head_to_done, irq_delay }
     }

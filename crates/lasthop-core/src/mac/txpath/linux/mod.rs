@@ -216,6 +216,9 @@ pub struct LinuxPath {
     /// current head has been the head.
     in_air: Vec<bool>,
     head_since: Vec<SimTime>,
+    /// Per AC: the hardware time limit in force when the head PSDU became the head (a run-time command
+    /// changes it for the PSDUs that reach the head afterwards).
+    head_limit: Vec<Option<SimDuration>>,
     /// The driver policy a mechanism installed (`None`: ath9k as is), and the dedicated FQ flow of
     /// each (scenario flow, TXQ, AC) it asked for.
     policy: Option<Box<dyn DriverPolicy>>,
@@ -262,6 +265,7 @@ impl LinuxPath {
             aql_total_us: 0,
             in_air: vec![false; nq],
             head_since: vec![SimTime::ZERO; nq],
+            head_limit: vec![None; nq],
             policy: None,
             dedicated: Default::default(),
             p,
@@ -693,7 +697,13 @@ impl super::TransmitPath for LinuxPath {
         LinuxPath::set_driver_policy(self, policy);
         Ok(())
     }
+    /// `time_limit_us` (`aps.<ap>.hw`, resolved beforehand): the hardware time limit of the PSDUs that
+    /// reach the head of a hardware queue from now on; any other key goes to the driver policy.
     fn on_command(&mut self, now: SimTime, set: &serde_json::Map<String, serde_json::Value>) -> Result<(), (String, String)> {
+        if let Some(us) = set.get("time_limit_us").and_then(serde_json::Value::as_f64) {
+            self.p.hw_time_limit = Some(SimDuration::from_ns((us * 1e3).round() as u64));
+            return Ok(());
+        }
         match &mut self.policy {
             Some(p) => p.on_command(now, set),
             None => set.keys().next().map_or(Ok(()), |k| Err((k.clone(), "this transmit path takes no run-time commands".into()))),

@@ -158,6 +158,7 @@ impl LinuxPath {
         self.stats.psdus += 1;
         if self.hwq[ac].is_empty() && !self.in_air[ac] {
             self.head_since[ac] = now;
+            self.head_limit[ac] = self.p.hw_time_limit;
         }
         self.hwq[ac].push_back(psdu);
     }
