@@ -28,26 +28,32 @@ pub enum ReleasePoint {
     Psdu,
 }
 
-/// PSDUs formed and waiting for the gate, per AC (index as [`crate::mac::edca::AccessCategory`]: VO
-/// first), each with its TXQ; released highest AC first, in formation order within an AC.
+/// PSDUs formed and waiting for the gate, each with its TXQ: those carrying an explicitly tagged
+/// packet first ([`ReleaseGate::explicit_tag`]), then per AC (index as
+/// [`crate::mac::edca::AccessCategory`]: VO first), highest AC first; in formation order within each.
 #[derive(Debug, Default)]
 pub struct HeldPsdus {
+    tagged: VecDeque<(usize, Psdu)>,
     by_ac: Vec<VecDeque<(usize, Psdu)>>,
     len: usize,
 }
 
 impl HeldPsdus {
-    pub fn push(&mut self, txq: usize, psdu: Psdu) {
-        if self.by_ac.len() <= psdu.ac {
-            self.by_ac.resize_with(psdu.ac + 1, VecDeque::new);
+    pub fn push(&mut self, txq: usize, psdu: Psdu, tagged: bool) {
+        if tagged {
+            self.tagged.push_back((txq, psdu));
+        } else {
+            if self.by_ac.len() <= psdu.ac {
+                self.by_ac.resize_with(psdu.ac + 1, VecDeque::new);
+            }
+            self.by_ac[psdu.ac].push_back((txq, psdu));
         }
-        self.by_ac[psdu.ac].push_back((txq, psdu));
         self.len += 1;
     }
 
     /// The held PSDU to release next, with its TXQ.
     pub fn pop_highest(&mut self) -> Option<(usize, Psdu)> {
-        let next = self.by_ac.iter_mut().find_map(VecDeque::pop_front)?;
+        let next = self.tagged.pop_front().or_else(|| self.by_ac.iter_mut().find_map(VecDeque::pop_front))?;
         self.len -= 1;
         Some(next)
     }
@@ -56,9 +62,10 @@ impl HeldPsdus {
         self.len
     }
 
-    /// Held PSDUs that leave before one of AC `ac` formed now: those of `ac` and of higher ACs.
+    /// Held PSDUs that leave before an untagged one of AC `ac` formed now: the tagged ones and those of
+    /// `ac` and of higher ACs.
     pub fn ahead_of(&self, ac: usize) -> usize {
-        self.by_ac.iter().take(ac + 1).map(VecDeque::len).sum()
+        self.tagged.len() + self.by_ac.iter().take(ac + 1).map(VecDeque::len).sum::<usize>()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -90,6 +97,11 @@ pub trait ReleaseGate: Send + Sync + std::fmt::Debug {
     fn release_point(&self) -> ReleasePoint {
         ReleasePoint::Formation
     }
+    /// Whether a packet with this DSCP is explicitly tagged delay-sensitive: a held PSDU carrying one
+    /// is released before every other (at the `psdu` release point).
+    fn explicit_tag(&self, _dscp: u8) -> bool {
+        false
+    }
     /// How long a PSDU the driver offered now would be held before it enters the hardware queue, with
     /// `held` formed PSDUs already waiting in the gate (LAST-PQ adds it to its hardware-queue estimate,
     /// spec §17.6).
@@ -98,4 +110,33 @@ pub trait ReleaseGate: Send + Sync + std::fmt::Debug {
     }
     /// Counters for `summary.json`.
     fn stats(&self) -> serde_json::Value;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mac::txpath::RateChain;
+    use crate::phy::mcs::{ChannelWidth, GuardInterval, TxVector};
+
+    fn psdu(ac: usize, link: u32) -> Psdu {
+        let txv = TxVector::ht(7, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap();
+        Psdu { link, ac, mpdus: Vec::new(), chain: RateChain::single(txv, 1), aggregated: false, bar: false, psdu_len: 100, probe: false, hw_deadline: None }
+    }
+
+    /// Spec §5's priority release: explicitly tagged PSDUs first (in formation order), then VO > VI >
+    /// BE > BK, FIFO within an AC; `ahead_of` counts what leaves before an untagged PSDU of an AC.
+    #[test]
+    fn held_psdus_release_tagged_first_then_by_ac() {
+        let (vo, vi, be) = (0, 1, 2);
+        let mut h = HeldPsdus::default();
+        h.push(0, psdu(be, 1), false);
+        h.push(0, psdu(vo, 2), false);
+        h.push(1, psdu(be, 3), true);
+        h.push(1, psdu(vi, 4), true);
+        h.push(0, psdu(be, 5), false);
+        assert_eq!((h.len(), h.ahead_of(vo), h.ahead_of(vi), h.ahead_of(be)), (5, 3, 3, 5));
+        let order: Vec<u32> = std::iter::from_fn(|| h.pop_highest().map(|(_, p)| p.link)).collect();
+        assert_eq!(order, vec![3, 4, 2, 1, 5]);
+        assert!(h.is_empty());
+    }
 }

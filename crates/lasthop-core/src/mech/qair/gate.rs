@@ -14,6 +14,8 @@ pub struct QairGate {
     /// Off: observe only (`QairParams::enabled`).
     enabled: bool,
     release_point: ReleasePoint,
+    /// Explicit-tag priority release (`QairParams::explicit_tags`).
+    explicit_tags: bool,
     control: Control,
     bucket: TokenBucket,
     monitor: DelayMonitor,
@@ -28,7 +30,7 @@ pub struct QairGate {
 
 impl QairGate {
     pub fn new(p: &QairParams) -> Self {
-        QairGate { enabled: p.enabled, release_point: p.release_point, control: Control::new(p, SimTime::ZERO), bucket: TokenBucket::new(p.depth, SimTime::ZERO), monitor: DelayMonitor::default(), released: 0, refusals: 0, samples: 0, max_inference_error_ns: 0 }
+        QairGate { enabled: p.enabled, release_point: p.release_point, explicit_tags: p.explicit_tags, control: Control::new(p, SimTime::ZERO), bucket: TokenBucket::new(p.depth, SimTime::ZERO), monitor: DelayMonitor::default(), released: 0, refusals: 0, samples: 0, max_inference_error_ns: 0 }
     }
 }
 
@@ -42,6 +44,10 @@ impl ReleaseGate for QairGate {
 
     fn release_point(&self) -> ReleasePoint {
         self.release_point
+    }
+
+    fn explicit_tag(&self, dscp: u8) -> bool {
+        self.explicit_tags && dscp >= super::params::TAG_DSCP_MIN
     }
 
     /// The wait for the token of the PSDU behind the `held` ones (none at the `formation` release

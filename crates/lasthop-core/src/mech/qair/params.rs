@@ -34,11 +34,23 @@ pub struct QairParams {
     /// oldest goes first) or `"formation"` (the driver forms no PSDU while no token is there, so the next
     /// aggregate is built from the backlog at release time). Default `"formation"`.
     pub release_point: ReleasePoint,
+    /// Explicit-tag priority release (spec §5): at the `psdu` release point a held PSDU carrying a
+    /// packet marked DSCP CS5 or above (40: CS5, 46: EF, 48: CS6, 56: CS7) leaves before every other,
+    /// then the highest AC. Default true; QAir "does not require but can work with" such tags.
+    #[serde(skip_serializing_if = "is_true")]
+    pub explicit_tags: bool,
 }
+
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
+/// The lowest DSCP an explicit tag carries (CS5).
+pub const TAG_DSCP_MIN: u8 = 40;
 
 impl Default for QairParams {
     fn default() -> Self {
-        QairParams { t_target_ms: 12.0, alpha: 0.9, check_interval_ms: 2.5, delta: 2.0, r_min: 5.0, r_max: 8667.0, depth: 2.0, enabled: true, release_point: ReleasePoint::Formation }
+        QairParams { t_target_ms: 12.0, alpha: 0.9, check_interval_ms: 2.5, delta: 2.0, r_min: 5.0, r_max: 8667.0, depth: 2.0, enabled: true, release_point: ReleasePoint::Formation, explicit_tags: true }
     }
 }
 

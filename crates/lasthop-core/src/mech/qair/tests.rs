@@ -14,7 +14,7 @@ fn dur_ms(x: f64) -> SimDuration {
 }
 
 fn params() -> QairParams {
-    QairParams { t_target_ms: 12.0, alpha: 0.9, check_interval_ms: 2.5, delta: 2.0, r_min: 5.0, r_max: 100.0, depth: 2.0, enabled: true, release_point: crate::mac::txpath::gate::ReleasePoint::Formation }
+    QairParams { t_target_ms: 12.0, alpha: 0.9, check_interval_ms: 2.5, delta: 2.0, r_min: 5.0, r_max: 100.0, depth: 2.0, explicit_tags: true, enabled: true, release_point: crate::mac::txpath::gate::ReleasePoint::Formation }
 }
 
 /// Algorithm 1: the mean over an interval (Eq. 4) seeds T̂, then the EWMA (Eq. 5); the check is strict
@@ -110,4 +110,16 @@ fn params_are_checked() {
     assert_eq!(QairParams { r_min: 0.0, ..QairParams::default() }.validate().unwrap_err().0, "r_min");
     assert_eq!(QairParams { alpha: 1.0, ..QairParams::default() }.validate().unwrap_err().0, "alpha");
     assert_eq!(QairParams { r_min: 10.0, r_max: 5.0, ..QairParams::default() }.validate().unwrap_err().0, "r_min");
+}
+
+/// The explicit tag (spec §5): DSCP CS5 and above (EF 46 included) marks a packet delay-sensitive at
+/// QAir's gate; below CS5 it does not; `explicit_tags = false` turns the tag off.
+#[test]
+fn explicit_tags_are_dscp_cs5_and_above() {
+    use crate::mac::txpath::gate::ReleaseGate;
+    let on = super::gate::QairGate::new(&QairParams::default());
+    assert!(on.explicit_tag(46) && on.explicit_tag(40) && on.explicit_tag(56));
+    assert!(!on.explicit_tag(34) && !on.explicit_tag(0));
+    let off = super::gate::QairGate::new(&QairParams { explicit_tags: false, ..QairParams::default() });
+    assert!(!off.explicit_tag(46));
 }

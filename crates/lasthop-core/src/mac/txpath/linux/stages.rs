@@ -93,7 +93,8 @@ impl LinuxPath {
         c.0 += ampdu;
         c.1 += 1;
         if self.holds_psdus() {
-            self.held.push(li, psdu);
+            let tagged = self.gate.as_ref().is_some_and(|g| psdu.mpdus.iter().any(|m| g.explicit_tag(m.pkt.dscp)));
+            self.held.push(li, psdu, tagged);
             self.release_held_for(now, ac);
         } else {
             self.push_hw(now, li, ac, psdu);

@@ -192,6 +192,9 @@ impl ReleaseGate for Turnstile {
     fn release_point(&self) -> ReleasePoint {
         ReleasePoint::Psdu
     }
+    fn explicit_tag(&self, dscp: u8) -> bool {
+        dscp >= 40
+    }
     fn expected_hold(&self, _now: SimTime, held: usize) -> SimDuration {
         SimDuration::from_us(held as u64)
     }
@@ -315,4 +318,33 @@ fn hw_time_limit_is_judged_at_the_hardwares_completion() {
     assert!(io.dropped.is_empty(), "the driver has not handled it yet");
     p.on_wakeup(t(2200), &mut io.out());
     assert_eq!(io.dropped.iter().map(|d| (d.0.id, d.1)).collect::<Vec<_>>(), vec![(1, DropReason::RetryLimit)]);
+}
+
+/// Explicit-tag priority release through the path: a BE frame marked EF (DSCP 46) for a second station,
+/// formed while a BE frame of the first waits in the gate, leaves first; its PSDU counts as tagged
+/// because one of its packets carries the tag.
+#[test]
+fn a_tagged_psdu_leaves_the_gate_first() {
+    let mut p = LinuxPath::new(params(2), &mut Rng::derive(1, "fq"));
+    for id in 0..2 {
+        p.add_link(id, TxVector::ht(7, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap(), None);
+    }
+    let t = SimTime::from_us;
+    p.set_release_gate(Box::new(Turnstile { opens: vec![t(1000), t(2000), t(3000)], released: Vec::new() }));
+    let mut io = Io::new();
+    let be = AccessCategory::Be as usize;
+    for i in 0..2 {
+        io.enqueue(&mut p, t(i), 0, be, pkt(i));
+    }
+    io.enqueue(&mut p, t(200), 1, be, Packet { dscp: 46, dst: 2, ..pkt(100) });
+    assert_eq!((p.held.len(), p.held.ahead_of(be)), (2, 2), "the BE depth is full: the tagged frame waits to be formed");
+    p.on_wakeup(t(1000), &mut io.out());
+    let first = p.head(t(1000), be, None, &mut io.out()).unwrap();
+    assert_eq!(first.mpdus[0].pkt.id, 0, "the first frame leaves at 1 ms, before the tagged one was formed");
+    let received = vec![true; first.mpdus.len()];
+    p.complete(t(1500), first, TxStatus { success: true, received: &received, attempts: 1 }, &mut io.out());
+    assert_eq!((p.held.len(), p.held.ahead_of(be)), (2, 2), "the tagged frame is formed into the freed depth and held");
+    p.on_wakeup(t(2000), &mut io.out());
+    let next = p.head(t(2000), be, None, &mut io.out()).unwrap();
+    assert_eq!(next.mpdus.iter().map(|m| m.pkt.id).collect::<Vec<_>>(), vec![100], "the tagged frame overtakes the held aggregate");
 }
