@@ -265,7 +265,7 @@ class _TableStream:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.tmp = path.with_name(f".{path.name}.streaming-{os.getpid()}")
+        self.tmp = _temporary(path, "streaming")
         self._writer: Any = None
 
     def write(self, df: pd.DataFrame) -> None:
@@ -584,7 +584,7 @@ def _tx_frame(cols: Mapping[str, tuple[str, bytes]], links: Sequence[Sequence[st
 
 def _atomic_write(path: Path, write: Callable[[Path], object]) -> None:
     """Writes through ``write(tmp)`` to a temporary name beside ``path``, fsyncs, then renames."""
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    tmp = _temporary(path, "tmp")
     try:
         write(tmp)
         _fsync_replace(tmp, path)
@@ -593,14 +593,24 @@ def _atomic_write(path: Path, write: Callable[[Path], object]) -> None:
         raise
 
 
+_TEMPORARY_KINDS = ("streaming", "tmp")
+
+
+def _temporary(path: Path, kind: str) -> Path:
+    """The name this process writes ``path`` under until it is complete: ``.NAME.KIND-PID`` beside it
+    (``kind``: ``streaming`` for a table streamed during a run, ``tmp`` for an atomic write)."""
+    assert kind in _TEMPORARY_KINDS
+    return path.with_name(f".{path.name}.{kind}-{os.getpid()}")
+
+
 def remove_stale_temporaries(d: Path) -> list[Path]:
-    """Removes from run directory ``d`` the temporary files (``.packets.parquet.streaming-PID``,
-    ``.summary.json.tmp-PID``, ...) that a process which no longer exists left behind (killed before it
-    could clean up), so a run redone there leaves exactly the files of an uninterrupted one. Files of a
-    live process are kept. Returns what it removed."""
+    """Removes from run directory ``d`` the temporary files (:func:`_temporary`:
+    ``.packets.parquet.streaming-PID``, ``.summary.json.tmp-PID``, ...) that a process which no longer
+    exists left behind (killed before it could clean up), so a run redone there leaves exactly the files
+    of an uninterrupted one. Files of a live process are kept. Returns what it removed."""
     import re
 
-    pattern = re.compile(r"\.(?P<name>[^/]+)\.(?:streaming|tmp)-(?P<pid>\d+)")
+    pattern = re.compile(rf"\.(?P<name>[^/]+)\.(?:{'|'.join(_TEMPORARY_KINDS)})-(?P<pid>\d+)")
     removed = []
     for f in d.glob(".*"):
         m = pattern.fullmatch(f.name)

@@ -90,6 +90,14 @@ pub struct Psdu {
     pub hw_deadline: Option<SimTime>,
 }
 
+impl Psdu {
+    /// Whether its PPDU at the first rate of its chain would not fit in a TXOP continuation's `budget`
+    /// (for paths whose hardware queue holds PSDUs formed before the TXOP: they are sent as they are).
+    pub fn exceeds(&self, budget: crate::time::SimDuration, band: crate::phy::mcs::Band, airtime: crate::phy::airtime::AirtimeOptions) -> bool {
+        self.chain.get(0).is_none_or(|(txv, _)| crate::phy::airtime::ppdu_duration_with(&txv, self.psdu_len, band, airtime) > budget)
+    }
+}
+
 /// How the hardware process of a PSDU ended.
 #[derive(Clone, Copy, Debug)]
 pub struct TxStatus<'a> {

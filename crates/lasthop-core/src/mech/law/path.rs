@@ -417,11 +417,8 @@ impl LawPath {
 
     pub fn head(&mut self, now: SimTime, ac: usize, budget: Option<SimDuration>, _out: &mut PathOut<'_>) -> Option<Psdu> {
         let psdu = self.hwq[ac].front()?;
-        if let Some(b) = budget {
-            let (txv, _) = psdu.chain.get(0)?;
-            if ppdu_duration_with(&txv, psdu.psdu_len, self.p.band, self.p.airtime) > b {
-                return None;
-            }
+        if budget.is_some_and(|b| psdu.exceeds(b, self.p.band, self.p.airtime)) {
+            return None;
         }
         self.last_now = now;
         self.in_air[ac] = true;

@@ -6,7 +6,6 @@
 use super::LinuxPath;
 use crate::mac::txpath::gate::TxEvent;
 use crate::mac::txpath::{PathOut, Psdu, TxStatus};
-use crate::phy::airtime::ppdu_duration_with;
 use crate::ratectl::{RateControl, RateEntry, RateSet};
 use crate::stats::Stage;
 use crate::time::{SimDuration, SimTime};
@@ -31,11 +30,8 @@ impl LinuxPath {
 
     pub fn head(&mut self, now: SimTime, ac: usize, budget: Option<SimDuration>, out: &mut PathOut<'_>) -> Option<Psdu> {
         let psdu = self.hwq[ac].front()?;
-        if let Some(b) = budget {
-            let (txv, _) = psdu.chain.get(0)?;
-            if ppdu_duration_with(&txv, psdu.psdu_len, self.p.band, self.p.airtime) > b {
-                return None;
-            }
+        if budget.is_some_and(|b| psdu.exceeds(b, self.p.band, self.p.airtime)) {
+            return None;
         }
         let mut psdu = self.hwq[ac].pop_front().expect("front");
         psdu.hw_deadline = self.head_deadline(ac);
@@ -96,6 +92,6 @@ impl LinuxPath {
 /// unacknowledged, at or past its deadline, with tries of its rate chain left (a chain that ran out at
 /// the deadline is an ordinary failure, as the medium counts it).
 pub(super) fn returned_at_time_limit(now: SimTime, psdu: &Psdu, st: &TxStatus<'_>) -> bool {
-    let tries: u32 = psdu.chain.series.iter().flatten().map(|&(_, t)| t as u32).sum();
-    !st.success && st.attempts < tries && psdu.hw_deadline.is_some_and(|d| now >= d)
+    let tries = || psdu.chain.series.iter().flatten().map(|&(_, t)| t as u32).sum::<u32>();
+    !st.success && psdu.hw_deadline.is_some_and(|d| now >= d) && st.attempts < tries()
 }
