@@ -18,15 +18,17 @@ paper's 2.06–7.30 Mbit/s over the static grid (spec §17.2; FIDELITY.md, LAST-
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from lasthop.experiments import topology
 from lasthop.experiments.plan import Done, Experiment, Options, PlannedRun
 from lasthop.experiments.topology import Json
 from lasthop.stats import binned_percentiles, percentile
+
+if TYPE_CHECKING:  # pandas is imported where it is used: `lasthop --help` need not load it
+    import pandas as pd
 
 SNR_DB = {"S2": 30.0, "S4": 20.0, "S5": 29.0, "S6": 19.0}
 """The spec's locations as mean SNR (HT40), dB ([LH]; S6 calibrated, see the module docs)."""
@@ -74,6 +76,8 @@ def lastpq(demand_ms: float = DEMAND_MS) -> Json:
 def vr_latency_ms(done: Done, flow: str = "vr") -> pd.DataFrame:
     """Per delivered downlink packet of ``flow`` sent after the warm-up: ``t_ms`` (end of the delivering
     transmission) and ``latency_ms`` (TXQ enqueue → that end)."""
+    import pandas as pd
+
     p = done.result.packets
     warm = float(done.scenario.get("warmup_s", 0.0)) * 1e9
     d = p[(p["flow"] == flow) & ~p["reverse"] & p["t_air_end_ns"].notna() & (p["t_sent_ns"] >= warm)]
@@ -84,6 +88,8 @@ def vr_latency_ms(done: Done, flow: str = "vr") -> pd.DataFrame:
 def window_p95(lat: pd.DataFrame, window_ms: float = 20.0, q: float = 95.0) -> pd.DataFrame:
     """The controller's view: the ``q``-th percentile of the latencies acknowledged in each window of
     ``window_ms`` (windows without packets are left out); columns ``end_ms``, ``p_ms``."""
+    import pandas as pd
+
     if lat.empty:
         return pd.DataFrame({"end_ms": [], "p_ms": []})
     w = np.floor(lat["t_ms"].to_numpy() / window_ms).astype(np.int64)
