@@ -67,11 +67,22 @@ fn git_revision() -> &'static str {
     env!("LASTHOP_GIT_REV")
 }
 
-fn u64_bytes(v: &[u64]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+/// A column's values as little-endian bytes (the dtypes handed to numpy are little-endian): the
+/// values' own memory on a little-endian machine (one copy, into the Python bytes), byte-swapped
+/// elsewhere. Streaming a busy run hands over about 15 columns per packet; building them byte by
+/// byte cost more than the copy.
+fn le_bytes<T: bytemuck::Pod>(v: &[T]) -> std::borrow::Cow<'_, [u8]> {
+    if cfg!(target_endian = "little") {
+        std::borrow::Cow::Borrowed(bytemuck::cast_slice(v))
+    } else {
+        std::borrow::Cow::Owned(v.iter().flat_map(|x| bytemuck::bytes_of(x).iter().rev().copied().collect::<Vec<u8>>()).collect())
+    }
 }
-fn u32_bytes(v: &[u32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+fn u64_bytes(v: &[u64]) -> std::borrow::Cow<'_, [u8]> {
+    le_bytes(v)
+}
+fn u32_bytes(v: &[u32]) -> std::borrow::Cow<'_, [u8]> {
+    le_bytes(v)
 }
 
 /// Runs a scenario. Returns a dict with `packets` (column name → (numpy dtype, bytes)), `flows`
@@ -184,10 +195,10 @@ fn tx_columns<'py>(py: Python<'py>, t: &lasthop_core::mac::medium::TxLog) -> PyR
     tx.set_item("link", ("<u4", PyBytes::new(py, &u32_bytes(&t.link))))?;
     tx.set_item("mcs", ("|u1", PyBytes::new(py, &t.mcs)))?;
     tx.set_item("nss", ("|u1", PyBytes::new(py, &t.nss)))?;
-    tx.set_item("rate_mbps", ("<f4", PyBytes::new(py, &t.rate_mbps.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>())))?;
-    tx.set_item("snr_db", ("<f4", PyBytes::new(py, &t.snr_db.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>())))?;
-    tx.set_item("mpdus", ("<u2", PyBytes::new(py, &t.mpdus.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>())))?;
-    tx.set_item("received", ("<u2", PyBytes::new(py, &t.received.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>())))?;
+    tx.set_item("rate_mbps", ("<f4", PyBytes::new(py, &le_bytes(&t.rate_mbps))))?;
+    tx.set_item("snr_db", ("<f4", PyBytes::new(py, &le_bytes(&t.snr_db))))?;
+    tx.set_item("mpdus", ("<u2", PyBytes::new(py, &le_bytes(&t.mpdus))))?;
+    tx.set_item("received", ("<u2", PyBytes::new(py, &le_bytes(&t.received))))?;
     tx.set_item("collided", ("|u1", PyBytes::new(py, &t.collided.iter().map(|&c| c as u8).collect::<Vec<u8>>())))?;
     Ok(tx)
 }

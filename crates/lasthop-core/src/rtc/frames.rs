@@ -121,8 +121,10 @@ pub struct FrameSourceStats {
 pub struct FrameSource {
     params: FrameSourceParams,
     start: SimTime,
-    /// Capture slot of the next frame (skipped slots included).
+    /// Capture slot of the next frame (skipped slots included), and its capture time (kept: the
+    /// session asks for it after every packet, and it takes a 128-bit division).
     next_slot: u64,
+    next_capture: SimTime,
     next_frame_id: u64,
     next_seq: u64,
     target: BitRate,
@@ -140,6 +142,7 @@ impl FrameSource {
             params,
             start,
             next_slot: 0,
+            next_capture: start,
             next_frame_id: 0,
             next_seq: 0,
             target,
@@ -156,7 +159,7 @@ impl FrameSource {
 
     /// Capture time of the next frame (the catch-up interface's wake-up time).
     pub fn next_capture(&self) -> SimTime {
-        self.slot_time(self.next_slot)
+        self.next_capture
     }
 
     fn slot_time(&self, slot: u64) -> SimTime {
@@ -186,6 +189,7 @@ impl FrameSource {
         while self.next_capture() <= now {
             let capture = self.next_capture();
             self.next_slot += 1;
+            self.next_capture = self.slot_time(self.next_slot);
             let limit = self.params.max_pacer_queue_ms;
             if limit > 0 && pacer_queue > SimDuration::from_ms(limit as u64) {
                 self.stats.skipped += 1;

@@ -145,6 +145,17 @@ pub struct PacketLog {
 
 const NO_ROW: u32 = u32::MAX;
 
+/// The first `k` values of `v`, taken out: the chunk keeps `v`'s buffer and `v` gets a new one of the
+/// same capacity holding only the rest (the packets still in flight, a few per cent of a chunk), so a
+/// chunk's rows are not copied (`drain(..k).collect()` copied them and shifted the rest).
+fn take_front<T: Copy>(v: &mut Vec<T>, k: usize) -> Vec<T> {
+    let mut rest = Vec::with_capacity(v.capacity());
+    rest.extend_from_slice(&v[k..]);
+    let mut head = std::mem::replace(v, rest);
+    head.truncate(k);
+    head
+}
+
 impl PacketLog {
     pub fn new(enabled: bool) -> Self {
         assert_eq!(Stage::ALL.len(), N);
@@ -224,14 +235,14 @@ impl PacketLog {
             Some(_) => self.id.get(k).copied().unwrap_or(self.base_id + self.rows.len() as u64),
             None => self.base_id + k as u64,
         };
-        out.flow = self.flow.drain(..k).collect();
-        out.seq = self.seq.drain(..k).collect();
-        out.size = self.size.drain(..k).collect();
+        out.flow = take_front(&mut self.flow, k);
+        out.seq = take_front(&mut self.seq, k);
+        out.size = take_front(&mut self.size, k);
         for (o, c) in out.stages.iter_mut().zip(self.stages.iter_mut()) {
-            *o = c.drain(..k).collect();
+            *o = take_front(c, k);
         }
-        out.drop_reason = self.drop_reason.drain(..k).collect();
-        out.reverse = self.reverse.drain(..k).collect();
+        out.drop_reason = take_front(&mut self.drop_reason, k);
+        out.reverse = take_front(&mut self.reverse, k);
         self.finished.drain(..k);
         self.finished_prefix = 0;
         if self.select.is_some() {
