@@ -28,7 +28,7 @@ import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, NamedTuple, Union
 
 from lasthop import _lasthop
 from lasthop.errors import RunDirError
@@ -267,15 +267,17 @@ class _TableStream:
         self.path = path
         self.tmp = _temporary(path, "streaming")
         self._writer: Any = None
+        self._schema: Any = None
 
-    def write(self, df: pd.DataFrame) -> None:
-        import pyarrow as pa
+    def write(self, columns: Mapping[str, Any]) -> None:
+        """A chunk of rows (columns as :func:`_packets_columns` gives them) as one more row group; the
+        file's schema is the pandas conversion's of the first chunk (the labels never change)."""
         import pyarrow.parquet as pq
 
-        table = pa.Table.from_pandas(df, preserve_index=False)
         if self._writer is None:
-            self._writer = pq.ParquetWriter(self.tmp, table.schema, **_parquet_options(table.schema))
-        self._writer.write_table(table)
+            self._schema = _arrow_schema(columns)
+            self._writer = pq.ParquetWriter(self.tmp, self._schema, **_parquet_options(self._schema))
+        self._writer.write_table(_arrow(columns, self._schema))
 
     def finish(self) -> Path:
         self._writer.close()
@@ -331,14 +333,14 @@ class RunStream:
 
     def _write(self, table: str, cols: Mapping[str, tuple[str, bytes]], labels: list[Any]) -> None:
         if table == "packets":
-            df = _packets_frame(cols, list(DROP_REASONS), labels)
+            columns = _packets_columns(cols, list(DROP_REASONS), labels)
         elif table == "tx":
-            df = _tx_frame(cols, labels)
+            columns = _tx_columns(cols, labels)
         elif table == "frames":
-            df = _frames_frame(cols, labels)
+            columns = _frames_columns(cols, labels)
         else:
-            df = _rtt_frame(cols, labels)
-        self.tables[table].write(df)
+            columns = _rtt_columns(cols, labels)
+        self.tables[table].write(columns)
 
     def _drain(self) -> None:
         if self._writer.is_alive():
@@ -471,39 +473,103 @@ PACKET_COLUMNS = {
 }
 
 
-def _packets_frame(cols: Mapping[str, tuple[str, bytes]], reasons: list[str], flow_names: list[str]) -> pd.DataFrame:
+class _Cat(NamedTuple):
+    """A categorical column: integer ``codes`` (-1: missing) into ``categories``."""
+    codes: Any
+    categories: list[str]
+
+
+class _Masked(NamedTuple):
+    """A nullable int64 column: ``values`` where ``mask`` is False, missing where it is True."""
+    values: Any
+    mask: Any
+
+
+def _frame(columns: Mapping[str, Any]) -> pd.DataFrame:
+    """A table's columns (numpy arrays, :class:`_Cat`, :class:`_Masked`) as the DataFrame users get."""
     import numpy as np
     import pandas as pd
 
-    def col(name: str) -> Any:
-        dtype, buf = cols[name]
-        return np.frombuffer(buf, dtype=dtype).astype(np.dtype(dtype).newbyteorder("="), copy=True)
+    def series(c: Any) -> Any:
+        if isinstance(c, _Cat):
+            return pd.Categorical.from_codes(c.codes.astype(np.int64), categories=pd.Index(c.categories))
+        if isinstance(c, _Masked):
+            return pd.arrays.IntegerArray(np.where(c.mask, 0, c.values).astype(np.int64), c.mask)
+        return c
 
-    flow = col("flow")
+    return pd.DataFrame({name: series(c) for name, c in columns.items()})
+
+
+def _arrow(columns: Mapping[str, Any], schema: Any) -> Any:
+    """The same columns as the Arrow table ``pa.Table.from_pandas(_frame(columns))`` would give, built
+    without pandas (a streamed run's chunks: the DataFrame cost as much as writing the Parquet).
+    ``schema`` is that conversion's schema for these columns (:func:`_arrow_schema`), pandas metadata
+    included, so the file reads back with the same dtypes."""
+    import numpy as np
+    import pyarrow as pa
+
+    arrays = []
+    for field in schema:
+        c = columns[field.name]
+        if isinstance(c, _Cat):
+            codes = np.asarray(c.codes).astype(field.type.index_type.to_pandas_dtype())
+            arrays.append(pa.DictionaryArray.from_arrays(pa.array(codes, mask=codes < 0), pa.array(c.categories, field.type.value_type)))
+        elif isinstance(c, _Masked):
+            arrays.append(pa.array(np.asarray(c.values).view(np.int64), mask=c.mask, type=field.type))
+        else:
+            arrays.append(pa.array(c, type=field.type, from_pandas=True))  # NaN → null, as from_pandas
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def _arrow_schema(columns: Mapping[str, Any]) -> Any:
+    """The Arrow schema (with pandas metadata) of these columns converted through pandas."""
+    import pyarrow as pa
+
+    empty = {k: (c._replace(codes=c.codes[:0]) if isinstance(c, _Cat) else
+                 c._replace(values=c.values[:0], mask=c.mask[:0]) if isinstance(c, _Masked) else c[:0])
+             for k, c in columns.items()}
+    return pa.Schema.from_pandas(_frame(empty), preserve_index=False)
+
+
+def _column(cols: Mapping[str, tuple[str, bytes]], name: str) -> Any:
+    """A column the core handed over (dtype, bytes), as a read-only numpy view in native byte order."""
+    import numpy as np
+
+    dtype, buf = cols[name]
+    a = np.frombuffer(buf, dtype=dtype)
+    return a if a.dtype.isnative else a.astype(a.dtype.newbyteorder("="))
+
+
+def _packets_columns(cols: Mapping[str, tuple[str, bytes]], reasons: list[str], flow_names: list[str]) -> dict[str, Any]:
+    import numpy as np
+
+    flow = _column(cols, "flow")
     data: dict[str, Any] = {
-        "flow": pd.Categorical.from_codes(flow.astype(np.int64), categories=pd.Index(flow_names)),
+        "flow": _Cat(flow, flow_names),
         "flow_id": flow,
-        "seq": col("seq"),
-        "size_bytes": col("size_bytes"),
+        "seq": _column(cols, "seq"),
+        "size_bytes": _column(cols, "size_bytes"),
         # The packet's id (the `id` of Sim.inject, the emulator's lag.parquet): the row number unless
         # `output.packets = "sampled"` or `output.flows` logged only some packets.
-        "packet_id": col("packet_id") if "packet_id" in cols else np.arange(len(flow), dtype=np.uint64),
+        "packet_id": _column(cols, "packet_id") if "packet_id" in cols else np.arange(len(flow), dtype=np.uint64),
     }
     for name in cols:
         if name.startswith("t_") and name.endswith("_ns"):
-            raw = col(name)
-            mask = raw == np.uint64(NOT_REACHED)
-            data[name] = pd.arrays.IntegerArray(np.where(mask, 0, raw).astype(np.int64), mask)
-    sent, delivered = col("t_sent_ns"), col("t_delivered_ns")
+            raw = _column(cols, name)
+            data[name] = _Masked(raw, raw == np.uint64(NOT_REACHED))
+    sent, delivered = _column(cols, "t_sent_ns"), _column(cols, "t_delivered_ns")
     ok = delivered != np.uint64(NOT_REACHED)
     latency = np.full(len(sent), np.nan)
     latency[ok] = (delivered[ok] - sent[ok]).astype(np.float64) / 1e6
     data["latency_ms"] = latency
-    codes = col("drop_reason").astype(np.int64) - 1  # 0 = not dropped → -1 = <NA>
-    data["drop_reason"] = pd.Categorical.from_codes(codes, categories=pd.Index(reasons[1:]))
+    data["drop_reason"] = _Cat(_column(cols, "drop_reason").astype(np.int8) - 1, reasons[1:])  # 0 = not dropped → -1
     # Packets against the flow's direction: TCP ACKs, echo replies, RTCP feedback.
-    data["reverse"] = col("reverse").astype(bool) if "reverse" in cols else np.zeros(len(flow), dtype=bool)
-    return pd.DataFrame(data)
+    data["reverse"] = _column(cols, "reverse").astype(bool) if "reverse" in cols else np.zeros(len(flow), dtype=bool)
+    return data
+
+
+def _packets_frame(cols: Mapping[str, tuple[str, bytes]], reasons: list[str], flow_names: list[str]) -> pd.DataFrame:
+    return _frame(_packets_columns(cols, reasons, flow_names))
 
 
 RTT_COLUMNS = {"flow": "category", "t_ns": "int64", "rtt_ms": "float64"}
@@ -520,56 +586,51 @@ def _empty_series(columns: Mapping[str, str]) -> pd.DataFrame:
     return pd.DataFrame({k: pd.Series(dtype=v) for k, v in columns.items()})
 
 
-def _column(cols: Mapping[str, tuple[str, bytes]], name: str) -> Any:
+def _rtt_columns(cols: Mapping[str, tuple[str, bytes]], flow_names: list[str]) -> dict[str, Any]:
     import numpy as np
 
-    dtype, buf = cols[name]
-    return np.frombuffer(buf, dtype=dtype).astype(np.dtype(dtype).newbyteorder("="), copy=True)
+    return {
+        "flow": _Cat(_column(cols, "flow"), flow_names),
+        "t_ns": _column(cols, "t_ns").astype(np.int64),
+        "rtt_ms": _column(cols, "rtt_ns").astype(np.float64) / 1e6,
+    }
 
 
 def _rtt_frame(cols: Mapping[str, tuple[str, bytes]], flow_names: list[str]) -> pd.DataFrame:
+    return _frame(_rtt_columns(cols, flow_names))
+
+
+def _frames_columns(cols: Mapping[str, tuple[str, bytes]], flow_names: list[str]) -> dict[str, Any]:
     import numpy as np
-    import pandas as pd
 
-    flow = _column(cols, "flow").astype(np.int64)
-    return pd.DataFrame({
-        "flow": pd.Categorical.from_codes(flow, categories=pd.Index(flow_names)),
-        "t_ns": _column(cols, "t_ns").astype(np.int64),
-        "rtt_ms": _column(cols, "rtt_ns").astype(np.float64) / 1e6,
-    })
-
-
-def _frames_frame(cols: Mapping[str, tuple[str, bytes]], flow_names: list[str]) -> pd.DataFrame:
-    import numpy as np
-    import pandas as pd
-
-    flow = _column(cols, "flow").astype(np.int64)
     capture, done = _column(cols, "capture_ns").astype(np.int64), _column(cols, "done_ns").astype(np.int64)
-    return pd.DataFrame({
-        "flow": pd.Categorical.from_codes(flow, categories=pd.Index(flow_names)),
+    return {
+        "flow": _Cat(_column(cols, "flow"), flow_names),
         "frame": _column(cols, "frame").astype(np.int64),
         "capture_ns": capture,
         "done_ns": done,
         "delay_ms": (done - capture).astype(np.float64) / 1e6,
         "dropped": _column(cols, "dropped").astype(bool),
-    })
+    }
 
 
-def _tx_frame(cols: Mapping[str, tuple[str, bytes]], links: Sequence[Sequence[str]]) -> pd.DataFrame:
+def _frames_frame(cols: Mapping[str, tuple[str, bytes]], flow_names: list[str]) -> pd.DataFrame:
+    return _frame(_frames_columns(cols, flow_names))
+
+
+def _tx_columns(cols: Mapping[str, tuple[str, bytes]], links: Sequence[Sequence[str]]) -> dict[str, Any]:
     import numpy as np
-    import pandas as pd
 
     link = _column(cols, "link").astype(np.int64)
-    names = pd.Index([f"{a}->{b}" for a, b in links]) if links else pd.Index([], dtype=object)
 
-    def end(i: int) -> pd.Categorical:
-        values = pd.Index(list(dict.fromkeys(x[i] for x in links))) if links else pd.Index([], dtype=object)
-        codes = np.asarray([values.get_loc(x[i]) for x in links], dtype=np.int64)
-        return pd.Categorical.from_codes(codes[link] if len(link) else link, categories=values)
+    def end(i: int) -> _Cat:
+        values = list(dict.fromkeys(x[i] for x in links))
+        codes = np.asarray([values.index(x[i]) for x in links], dtype=np.int64)
+        return _Cat(codes[link] if len(link) else link, values)
 
-    return pd.DataFrame({
+    return {
         "t_ns": _column(cols, "t_ns").astype(np.int64),
-        "link": pd.Categorical.from_codes(link, categories=names),
+        "link": _Cat(link, [f"{a}->{b}" for a, b in links]),
         "src": end(0),
         "dst": end(1),
         "mcs": _column(cols, "mcs").astype(np.int64),
@@ -579,7 +640,11 @@ def _tx_frame(cols: Mapping[str, tuple[str, bytes]], links: Sequence[Sequence[st
         "mpdus": _column(cols, "mpdus").astype(np.int64),
         "received": _column(cols, "received").astype(np.int64),
         "collided": _column(cols, "collided").astype(bool),
-    })
+    }
+
+
+def _tx_frame(cols: Mapping[str, tuple[str, bytes]], links: Sequence[Sequence[str]]) -> pd.DataFrame:
+    return _frame(_tx_columns(cols, links))
 
 
 def _atomic_write(path: Path, write: Callable[[Path], object]) -> None:
