@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -207,6 +209,11 @@ def test_a_run_streamed_to_its_directory_equals_one_kept_in_memory(tmp_path: Pat
     pd.testing.assert_frame_equal(loaded.tx, kept.tx)
     pd.testing.assert_frame_equal(loaded.rtt, kept.rtt)
     assert sorted(p.name for p in (tmp_path / "streamed").iterdir()) == sorted(RUN_FILES)
+    # The stream builds its Arrow tables without pandas: the files carry the schema, pandas metadata
+    # included, that a kept run's saved files carry.
+    kept.save(tmp_path / "kept")
+    for name in ("packets.parquet", "tx.parquet", "rtt.parquet", "frames.parquet"):
+        assert pq.read_schema(tmp_path / "streamed" / name).equals(pq.read_schema(tmp_path / "kept" / name), check_metadata=True), name
     # Saving a streamed result elsewhere copies its file: the same table.
     streamed.save(tmp_path / "copy")
     pd.testing.assert_frame_equal(lasthop.RunResult.load(tmp_path / "copy").packets, kept.packets)
@@ -239,11 +246,11 @@ def test_a_writer_error_stops_a_streamed_run_and_leaves_nothing(tmp_path: Path, 
     calls = []
     write = result._TableStream.write
 
-    def failing(self: result._TableStream, df: pd.DataFrame) -> None:
-        calls.append(len(df))
+    def failing(self: result._TableStream, columns: Mapping[str, Any]) -> None:
+        calls.append(len(columns))
         if len(calls) == 2:  # one row group is on disk by then
             raise OSError(28, "No space left on device")
-        write(self, df)
+        write(self, columns)
 
     monkeypatch.setattr(result._TableStream, "write", failing)
     home = Path(__file__).resolve().parent.parent / "examples" / "home_rtc.toml"
