@@ -478,7 +478,7 @@ impl TwccReceiver {
     /// Once everything has been reported, forgets arrivals older than the back window.
     fn cull(&mut self, now: SimTime) {
         let back = SimDuration::from_ms(self.params.back_window_ms as u64);
-        let all_reported = match (self.window_start, self.arrivals.keys().next_back()) {
+        let all_reported = match (self.window_start, self.arrivals.last_key_value().map(|(k, _)| k)) {
             (Some(w), Some(&last)) => w > last,
             _ => false,
         };
@@ -499,7 +499,7 @@ impl TwccReceiver {
 
     /// When the next feedback will be sent; `None` when there is nothing to report.
     pub fn next_feedback(&self) -> Option<SimTime> {
-        let pending = match (self.window_start, self.arrivals.keys().next_back()) {
+        let pending = match (self.window_start, self.arrivals.last_key_value().map(|(k, _)| k)) {
             (Some(w), Some(&last)) => w <= last,
             _ => false,
         };
