@@ -15,7 +15,7 @@ use super::txpath::TxPath;
 use crate::queue::codel::CodelParams;
 use crate::queue::fq::FqParams;
 use crate::rng::Rng;
-use super::wifi_config::{EdcaOverride, EdcaOverrides, TxPathConfig, TxqCodel, WifiConfig, WifiProfile};
+use super::wifi_config::{AfsVariant, EdcaOverride, EdcaOverrides, TxPathConfig, TxqCodel, WifiConfig, WifiProfile};
 use crate::ratectl::RateControlConfig;
 use crate::time::SimDuration;
 
@@ -170,7 +170,7 @@ impl BssParams {
                 }
                 Box::new(path)
             }
-            TxPathConfig::Linux { airtime_fairness, codel, fq, hw_depth_aggr, hw_depth_single, sw_retry_limit, max_subframes, max_aggr_us, fixed_tries, aql, qdisc, t_irq_us, hw_time_limit_us } => {
+            TxPathConfig::Linux { airtime_fairness, afs_variant, codel, fq, hw_depth_aggr, hw_depth_single, sw_retry_limit, max_subframes, max_aggr_us, fixed_tries, aql, qdisc, t_irq_us, hw_time_limit_us } => {
                 let p = LinuxParams {
                     qos: self.qos,
                     ampdu: self.ampdu,
@@ -182,6 +182,7 @@ impl BssParams {
                         TxqCodel::SlowStation => CodelParams::mac80211_slow_station(),
                     },
                     airtime_fairness: *airtime_fairness,
+                    afs_variant: *afs_variant,
                     hw_depth_aggr: *hw_depth_aggr as usize,
                     hw_depth_single: *hw_depth_single as usize,
                     sw_retry_limit: *sw_retry_limit,
@@ -222,6 +223,7 @@ impl BssParams {
 pub fn default_paths(c: &WifiConfig) -> (TxPathConfig, TxPathConfig) {
     let linux = TxPathConfig::Linux {
         airtime_fairness: true,
+        afs_variant: AfsVariant::Mac80211,
         codel: TxqCodel::Default,
         fq: None,
         hw_depth_aggr: 2,

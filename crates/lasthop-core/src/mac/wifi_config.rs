@@ -104,6 +104,24 @@ pub enum TxqCodel {
     SlowStation,
 }
 
+/// Which airtime-fairness scheduler picks the next station TXQ of an AC.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum AfsVariant {
+    /// mac80211's (Linux ≥ 6.0): one list per AC, deficits refilled by `weight << 3` (2048 µs), station
+    /// weights (`airtime_weight_us`).
+    #[default]
+    #[serde(rename = "mac80211")]
+    Mac80211,
+    /// ath9k's own (Linux ≈ 4.11–4.x, the DRR++ LAST-PQ describes): *new* and *old* lists per AC, a
+    /// 300-µs quantum, a station that was idle served first; no station weights.
+    #[serde(rename = "ath9k-drr++")]
+    Ath9kDrrPlus,
+}
+
+fn is_default_afs(v: &AfsVariant) -> bool {
+    *v == AfsVariant::Mac80211
+}
+
 fn default_hw_depth_aggr() -> u32 {
     2
 }
@@ -148,6 +166,10 @@ pub enum TxPathConfig {
         /// The airtime-fairness scheduler (mac80211 ≥ 6.0 DRR); default true.
         #[serde(default = "default_true")]
         airtime_fairness: bool,
+        /// Which airtime-fairness scheduler: `mac80211` (≥ 6.0, default) or `ath9k-drr++` (ath9k's own of
+        /// Linux ≈ 4.11–4.x: new/old station lists, 300-µs quantum; no station weights).
+        #[serde(default, skip_serializing_if = "is_default_afs")]
+        afs_variant: AfsVariant,
         /// TXQ CoDel parameters; default `default` (20/100 ms).
         #[serde(default)]
         codel: TxqCodel,

@@ -134,6 +134,12 @@ pub(crate) fn check_station(sc: &Scenario, s: &Station, loc: &Loc, is: &mut Issu
     if s.airtime_weight_us == Some(0) {
         is.push(loc.key("airtime_weight_us"), "must be at least 1", json!(0));
     }
+    if let (Some(w), Some(wt)) = (wifi, s.airtime_weight_us) {
+        use crate::mac::wifi_config::{AfsVariant, TxPathConfig};
+        if matches!(crate::mac::config::default_paths(w).0, TxPathConfig::Linux { afs_variant: AfsVariant::Ath9kDrrPlus, .. }) {
+            is.push(loc.key("airtime_weight_us"), "the AP's airtime scheduler (afs_variant = \"ath9k-drr++\") has no station weights; mac80211's has", json!(wt));
+        }
+    }
     if wifi.is_none() && ap.is_some() {
         if s.channel.is_some() {
             is.push(loc.key("channel"), "only a Wi-Fi last hop has a radio channel", json!(null));

@@ -22,6 +22,7 @@
 //! hardware queue ([`gate::ReleaseGate`]).
 
 pub mod airtime;
+pub mod ath9k_airtime;
 pub mod driver;
 pub mod fifo;
 pub mod gate;

@@ -61,6 +61,8 @@ pub struct LinuxParams {
     pub fq: FqParams,
     pub codel: CodelParams,
     pub airtime_fairness: bool,
+    /// Which airtime-fairness scheduler (mac80211's, or ath9k's DRR++ of ≈ 4.11–4.x).
+    pub afs_variant: crate::mac::wifi_config::AfsVariant,
     /// Hardware queue depth for A-MPDUs (ATH_AGGR_MIN_QDEPTH = 2) and for single frames (8).
     pub hw_depth_aggr: usize,
     pub hw_depth_single: usize,
@@ -250,7 +252,7 @@ impl LinuxPath {
         let nq = if p.qos { 4 } else { 1 };
         LinuxPath {
             fq: Fq::new(p.fq, rng),
-            afs: (0..nq).map(|_| Box::new(AirtimeScheduler::new(0, p.airtime_fairness)) as Box<dyn TxqScheduler>).collect(),
+            afs: (0..nq).map(|_| afs(&p)).collect(),
             hwq: (0..nq).map(|_| VecDeque::new()).collect(),
             hw_count: vec![(0, 0); nq],
             links: Vec::new(),
@@ -657,7 +659,11 @@ impl super::TransmitPath for LinuxPath {
             "mac80211 TXQs, fq_codel {}/{} ms{}{}, hw queue {} A-MPDUs / {} frames",
             p.codel.target_us as f64 / 1e3,
             p.codel.interval_us as f64 / 1e3,
-            if p.airtime_fairness { ", airtime fairness" } else { "" },
+            match (p.airtime_fairness, p.afs_variant) {
+                (false, _) => "",
+                (true, crate::mac::wifi_config::AfsVariant::Mac80211) => ", airtime fairness",
+                (true, crate::mac::wifi_config::AfsVariant::Ath9kDrrPlus) => ", airtime fairness (ath9k DRR++)",
+            },
             if p.aql.is_some() { ", AQL" } else { "" },
             p.hw_depth_aggr,
             p.hw_depth_single
@@ -735,6 +741,14 @@ impl super::TransmitPath for LinuxPath {
     }
     fn on_wakeup(&mut self, now: SimTime, out: &mut PathOut<'_>) {
         LinuxPath::on_wakeup(self, now, out);
+    }
+}
+
+/// The configured TXQ scheduler of one AC, over no station yet.
+fn afs(p: &LinuxParams) -> Box<dyn TxqScheduler> {
+    match p.afs_variant {
+        crate::mac::wifi_config::AfsVariant::Mac80211 => Box::new(AirtimeScheduler::new(0, p.airtime_fairness)),
+        crate::mac::wifi_config::AfsVariant::Ath9kDrrPlus => Box::new(super::ath9k_airtime::Ath9kAirtimeScheduler::new(0, p.airtime_fairness)),
     }
 }
 

@@ -16,6 +16,7 @@ fn params(hw_depth_aggr: usize) -> LinuxParams {
         fq: FqParams::mac80211(),
         codel: CodelParams::mac80211(),
         airtime_fairness: true,
+        afs_variant: crate::mac::wifi_config::AfsVariant::Mac80211,
         hw_depth_aggr,
         hw_depth_single: 8,
         sw_retry_limit: 30,
