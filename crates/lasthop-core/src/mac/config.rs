@@ -117,6 +117,41 @@ impl BssParams {
     }
 }
 
+impl BssParams {
+    /// T_cycle (QAir spec §4.3): the channel time of one successful exchange of the largest PSDU a node
+    /// of this BSS sends at `txv` in AC_BE: AIFS + CWmin/2 slots + the PPDU + SIFS + its BlockAck (ACK
+    /// without aggregation). The largest PSDU is an A-MPDU of 1500-byte IP packets up to the path's
+    /// subframe and airtime caps (the `linux` path's `max_subframes`, `max_aggr_us`), the BlockAck
+    /// window and 65,535 bytes. Spec test vector: HT20, 2 streams, MCS 13, the AP's BE set → 4,002.5 µs.
+    pub fn exchange_cycle(&self, path: &TxPathConfig, is_ap: bool, txv: &TxVector) -> SimDuration {
+        use crate::phy::airtime::{ack_duration, block_ack_duration, ppdu_duration_with, BlockAckBitmap};
+        let band = self.timings.band;
+        let (max_n, max_air) = match path {
+            TxPathConfig::Linux { max_subframes, max_aggr_us, .. } => {
+                ((*max_subframes).min(self.ampdu_limits.max_mpdus), SimDuration::from_us(*max_aggr_us as u64).min(self.ampdu_limits.max_duration))
+            }
+            TxPathConfig::Fifo { .. } => (self.ampdu_limits.max_mpdus, self.ampdu_limits.max_duration),
+        };
+        let mpdu = super::mpdu_len(1500, self.qos);
+        let mut len = mpdu;
+        if self.ampdu {
+            len = crate::phy::ampdu_len::ampdu_len_with(0, mpdu);
+            for _ in 1..max_n {
+                let next = crate::phy::ampdu_len::ampdu_len_with(len, mpdu);
+                if next > self.ampdu_limits.max_bytes || ppdu_duration_with(txv, next, band, self.airtime) > max_air {
+                    break;
+                }
+                len = next;
+            }
+        }
+        let e = self.edca(is_ap, AccessCategory::Be);
+        let response = if self.ampdu { block_ack_duration(txv, &self.basic_rates_mbps, band, BlockAckBitmap::Compressed64) } else { ack_duration(txv, &self.basic_rates_mbps, band) };
+        let t = self.timings;
+        let slots_x2 = 2 * e.aifsn as u64 + e.cw_min as u64;
+        t.sifs + SimDuration::from_ns(t.slot.as_ns() * slots_x2 / 2) + ppdu_duration_with(txv, len, band, self.airtime) + t.sifs + response
+    }
+}
+
 /// The TxVector a fixed-rate configuration selects in a BSS.
 /// For an adaptive controller this is the rate a FIFO path (which has no rate control) falls back to:
 /// single-stream MCS7.
@@ -291,5 +326,27 @@ mod tests {
         assert_eq!(params(r#"profile = "ns3""#).cw_reset_retries, 8);
         assert_eq!(params(r#"profile = "ns3", retry_limit = 4"#).cw_reset_retries, 5);
         assert_eq!(params(r#"profile = "linux""#).cw_reset_retries, 7);
+    }
+
+    /// QAir spec §4.3's test vector: the testbed PHY (HT20, long GI, 2 streams, MCS 13 = 104 Mbit/s, the
+    /// AP's BE set AIFSN 3 / CWmin 15, ath9k's 32-subframe aggregates of 1538-byte MPDUs = 49,406 B):
+    /// T_cycle = 43 + 67.5 + (40 + 951 · 4) + 16 + 32 = 4,002.5 µs. At MCS 7, one stream (65 Mbit/s), the
+    /// 4-ms cap binds first: 20 subframes (30,878 B: 36 + 951 · 4 = 3,840 µs; 21 would take 4,032 µs),
+    /// so T_cycle = 43 + 67.5 + 3,840 + 16 + 32 = 3,998.5 µs.
+    #[test]
+    fn exchange_cycle_of_the_qair_testbed() {
+        let p = params(r#"profile = "linux", width_mhz = 20, max_nss = 2"#);
+        let linux = default_paths_for_test();
+        let ht = |mcs| TxVector::ht(mcs, crate::phy::mcs::ChannelWidth::Mhz20, crate::phy::mcs::GuardInterval::Ns800).unwrap();
+        assert_eq!(p.exchange_cycle(&linux, true, &ht(13)), SimDuration::from_ns(4_002_500));
+        assert_eq!(p.exchange_cycle(&linux, true, &ht(7)), SimDuration::from_ns(3_998_500));
+    }
+
+    fn default_paths_for_test() -> TxPathConfig {
+        let sc = Scenario::from_toml_str("duration_s = 1\n[[aps]]\nname = \"ap\"\nlast_hop = { type = \"wifi\", profile = \"linux\" }\n", Path::new(".")).unwrap();
+        match &sc.aps[0].last_hop {
+            LastHop::Wifi(w) => default_paths(w).0,
+            _ => unreachable!(),
+        }
     }
 }

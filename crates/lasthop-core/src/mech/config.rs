@@ -198,7 +198,10 @@ impl Mechanism for MechanismConfig {
                 let hook = AbcHook::new(p, &node.name, &node.flows, node.seed);
                 node.add_hook(name, Box::new(hook));
             }
-            MechanismConfig::Qair(p) => node.set_release_gate(name, Box::new(super::qair::gate::QairGate::new(p)))?,
+            MechanismConfig::Qair(p) => {
+                let t_cycle = node.t_cycle.expect("a Wi-Fi node has a T_cycle");
+                node.set_release_gate(name, Box::new(super::qair::gate::QairGate::for_node(p, t_cycle)))?;
+            }
             MechanismConfig::Lastpq(p) => {
                 let mut indices = Vec::new();
                 for d in &p.flows {

@@ -175,6 +175,9 @@ pub struct NodeBuilder {
     pub flows: Vec<FlowInfo>,
     /// The run's master seed, for RNGs derived from a path.
     pub seed: u64,
+    /// On Wi-Fi, T_cycle of the node's PHY (QAir spec §4.3: one successful exchange of its largest
+    /// PSDU at its fastest rate in AC_BE, [`crate::mac::config::BssParams::exchange_cycle`]).
+    pub t_cycle: Option<crate::time::SimDuration>,
     claims: Vec<(Role, String)>,
     pub(crate) installs: Vec<Install>,
     pub(crate) hooks: Vec<(String, Box<dyn ApHook>)>,
@@ -188,7 +191,7 @@ pub type MakeScheduler = Box<dyn Fn(usize) -> Box<dyn crate::mac::txpath::schedu
 
 impl NodeBuilder {
     pub fn new(name: String, link: LinkKind, flows: Vec<FlowInfo>, seed: u64) -> Self {
-        NodeBuilder { name, link, flows, seed, claims: Vec::new(), installs: Vec::new(), hooks: Vec::new(), release_gate: None, txq_scheduler: None, driver_policy: None }
+        NodeBuilder { name, link, flows, seed, t_cycle: None, claims: Vec::new(), installs: Vec::new(), hooks: Vec::new(), release_gate: None, txq_scheduler: None, driver_policy: None }
     }
 
     /// Claims `role` for mechanism `by`; refused if another mechanism holds it.

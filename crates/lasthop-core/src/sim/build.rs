@@ -76,6 +76,30 @@ fn install_path_stages(node: &mut NodeBuilder, path: &mut TxPath) -> Result<(), 
     Ok(())
 }
 
+/// T_cycle (QAir spec §4.3) of AP `ai` (`station`: `None`) or of one of its stations, on a Wi-Fi last hop:
+/// at the node's fastest rate, its fixed rate or the highest its adaptive rate control may pick (for an
+/// AP, over the rates toward its stations).
+fn t_cycle(sc: &Scenario, ai: usize, station: Option<&crate::scenario::Station>) -> Option<crate::time::SimDuration> {
+    let LastHop::Wifi(w) = &sc.aps[ai].last_hop else { return None };
+    let bss = crate::mac::config::BssParams::from_config(w);
+    let bss_rc = crate::mac::config::default_rate_control(w);
+    let fastest = crate::mac::config::link_rates(w).supported.into_iter().max_by_key(|t| t.data_rate().bps());
+    let rate = |rc: &crate::ratectl::RateControlConfig| match rc {
+        crate::ratectl::RateControlConfig::Fixed { .. } => fixed_txvector(w, rc).ok(),
+        _ => fastest,
+    };
+    let (paths, is_ap) = (crate::mac::config::default_paths(w), station.is_none());
+    let txv = match station {
+        Some(st) => rate(st.rate_control.as_ref().unwrap_or(&bss_rc)),
+        None => {
+            let mine = sc.stations.iter().filter(|st| sc.find_ap_of(st) == Some(ai));
+            let rates: Vec<_> = mine.map(|st| rate(st.downlink_rate_control.as_ref().unwrap_or(&bss_rc))).collect();
+            if rates.is_empty() { rate(&bss_rc) } else { rates.into_iter().flatten().max_by_key(|t| t.data_rate().bps()) }
+        }
+    }?;
+    Some(bss.exchange_cycle(if is_ap { &paths.0 } else { &paths.1 }, is_ap, &txv))
+}
+
 /// A mechanism installed by the caller (not named in the scenario) on the node named `.0`: an AP, or a
 /// station (transmit-path stages only: a release gate, a TXQ scheduler).
 pub type ExtraMechanism<'m> = (&'m str, &'m dyn Mechanism);
@@ -154,6 +178,7 @@ impl<'a> Net<'a> {
         for (ai, ap) in sc.aps.iter().enumerate() {
             let link = if matches!(ap.last_hop, LastHop::Wifi(_)) { LinkKind::Wifi } else { LinkKind::P2p };
             let mut node = NodeBuilder::new(ap.name.clone(), link, net.flows_to_stations_of(ai), seed);
+            node.t_cycle = t_cycle(sc, ai, None);
             for m in &ap.node_mechanisms {
                 m.install(&mut node).expect("validated");
             }
@@ -168,6 +193,7 @@ impl<'a> Net<'a> {
                 _ => LinkKind::P2p,
             };
             let mut node = NodeBuilder::new(st.name.clone(), link, Vec::new(), seed);
+            node.t_cycle = sc.find_ap_of(st).and_then(|ai| t_cycle(sc, ai, Some(st)));
             let bss = sc.find_ap_of(st).map(|ai| sc.aps[ai].node_mechanisms.as_slice()).unwrap_or_default();
             for m in bss.iter().chain(&st.mechanisms) {
                 m.install(&mut node).expect("validated");

@@ -693,3 +693,23 @@ fn qair_errors_name_the_field() {
     assert!(e.contains("stations[0].mechanisms[0]: qair and qair both gate the driver's release to the hardware"), "{e}");
     assert!(Scenario::from_toml_str(&bss("{ type = \"qair\" }", "", linux), Path::new(".")).is_ok());
 }
+
+/// T_target derived from each node's PHY (spec §4.3, `n_star`): on the spec's testbed PHY (HT20, two
+/// streams, MCS 13, 32-subframe aggregates) every node's T_cycle is 4.0025 ms, so N* = 3 runs exactly as
+/// `t_target_ms = 12.0075` does, and each gate reports what it derived. Giving both is an error at its path.
+#[test]
+fn qair_derives_t_target_from_the_node_phy() {
+    let toml = dense_qair_toml();
+    let derived = run(&toml.replace("{ type = \"qair\" }", "{ type = \"qair\", n_star = 3 }"), 1);
+    let given = run(&toml.replace("{ type = \"qair\" }", "{ type = \"qair\", t_target_ms = 12.0075 }"), 1);
+    assert_eq!(derived.event_digest, given.event_digest);
+    assert_ne!(derived.event_digest, run(&toml, 1).event_digest, "12.0075 ms is not the default 12 ms");
+    for n in derived.components["wifi"]["nodes"].as_array().unwrap() {
+        let g = &n["path"]["release_gate"];
+        assert!((g["t_cycle_ms"].as_f64().unwrap() - 4.0025).abs() < 1e-9, "{g}");
+        assert!((g["t_target_ms"].as_f64().unwrap() - 12.0075).abs() < 1e-9, "{g}");
+    }
+    let both = toml.replacen("{ type = \"qair\" }", "{ type = \"qair\", n_star = 3, t_target_ms = 10 }", 1);
+    let err = Scenario::from_toml_str(&both, Path::new(".")).unwrap_err().to_string();
+    assert!(err.contains("aps[0].mechanisms[0].n_star") && err.contains("not both"), "{err}");
+}

@@ -11,6 +11,8 @@ use crate::time::{SimDuration, SimTime};
 /// One node's QAir.
 #[derive(Debug)]
 pub struct QairGate {
+    /// (T_cycle, T_target) in ms when T_target was derived from the node's PHY (`QairParams::n_star`).
+    derived: Option<(f64, f64)>,
     /// Off: observe only (`QairParams::enabled`).
     enabled: bool,
     release_point: ReleasePoint,
@@ -29,8 +31,21 @@ pub struct QairGate {
 }
 
 impl QairGate {
+    /// QAir on a node whose T_cycle (QAir spec §4.3) is `t_cycle`: with `n_star` given, T_target is
+    /// N* · T_cycle; otherwise `t_target_ms` as given.
+    pub fn for_node(p: &QairParams, t_cycle: SimDuration) -> Self {
+        match p.n_star {
+            None => QairGate::new(p),
+            Some(n) => {
+                let t_cycle_ms = t_cycle.as_ns() as f64 * 1e-6;
+                let t_target_ms = n * t_cycle_ms;
+                QairGate { derived: Some((t_cycle_ms, t_target_ms)), ..QairGate::new(&QairParams { t_target_ms, ..p.clone() }) }
+            }
+        }
+    }
+
     pub fn new(p: &QairParams) -> Self {
-        QairGate { enabled: p.enabled, release_point: p.release_point, explicit_tags: p.explicit_tags, control: Control::new(p, SimTime::ZERO), bucket: TokenBucket::new(p.depth, SimTime::ZERO), monitor: DelayMonitor::default(), released: 0, refusals: 0, samples: 0, max_inference_error_ns: 0 }
+        QairGate { derived: None, enabled: p.enabled, release_point: p.release_point, explicit_tags: p.explicit_tags, control: Control::new(p, SimTime::ZERO), bucket: TokenBucket::new(p.depth, SimTime::ZERO), monitor: DelayMonitor::default(), released: 0, refusals: 0, samples: 0, max_inference_error_ns: 0 }
     }
 }
 
@@ -80,7 +95,7 @@ impl ReleaseGate for QairGate {
     }
 
     fn stats(&self) -> serde_json::Value {
-        serde_json::json!({
+        let mut v = serde_json::json!({
             "type": "qair",
             "enabled": self.enabled,
             "release_point": self.release_point,
@@ -91,6 +106,11 @@ impl ReleaseGate for QairGate {
             "released": self.released,
             "refusals": self.refusals,
             "max_inference_error_ns": self.max_inference_error_ns,
-        })
+        });
+        if let Some((t_cycle_ms, t_target_ms)) = self.derived {
+            v["t_cycle_ms"] = t_cycle_ms.into();
+            v["t_target_ms"] = t_target_ms.into();
+        }
+        v
     }
 }

@@ -12,6 +12,13 @@ pub struct QairParams {
     /// T_target: the per-frame delay the network should settle at, ms. Default 12 = 3 · T_cycle of the
     /// spec's testbed PHY (HT20, 2 SS, MCS 13, 32-subframe aggregates; §4.3, [D]).
     pub t_target_ms: f64,
+    /// N*: when given, T_target = N* · T_cycle of this node's own PHY instead of `t_target_ms` (spec §4.3,
+    /// `derived`): T_cycle is the channel time of one successful exchange of the node's largest PSDU
+    /// (1500-byte packets up to the path's aggregation caps) in AC_BE at the node's fastest rate (its
+    /// fixed rate, or the highest its rate control may pick), AIFS + CWmin/2 slots + PPDU + SIFS +
+    /// BlockAck. The spec's testbed PHY gives 4.0025 ms, so N* = 3 → 12.0075 ms. Default none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub n_star: Option<f64>,
     /// α_Q, the weight of the old value in the EWMA across intervals (Eq. 5). Default 0.9 (§4.1, [P]).
     pub alpha: f64,
     /// checkInterval: the mean of t_k is taken over at least this long (Eq. 4), ms. Default 2.5 (§3.4).
@@ -50,7 +57,7 @@ pub const TAG_DSCP_MIN: u8 = 40;
 
 impl Default for QairParams {
     fn default() -> Self {
-        QairParams { t_target_ms: 12.0, alpha: 0.9, check_interval_ms: 2.5, delta: 2.0, r_min: 5.0, r_max: 8667.0, depth: 2.0, enabled: true, release_point: ReleasePoint::Formation, explicit_tags: true }
+        QairParams { t_target_ms: 12.0, n_star: None, alpha: 0.9, check_interval_ms: 2.5, delta: 2.0, r_min: 5.0, r_max: 8667.0, depth: 2.0, enabled: true, release_point: ReleasePoint::Formation, explicit_tags: true }
     }
 }
 
@@ -61,6 +68,14 @@ impl QairParams {
         for (f, v, max) in [("t_target_ms", self.t_target_ms, 1e4), ("check_interval_ms", self.check_interval_ms, 1e4), ("r_min", self.r_min, 1e7), ("r_max", self.r_max, 1e7), ("depth", self.depth, 1e6)] {
             if !positive(v) || v > max {
                 return Err((f, format!("must be a positive number up to {max}, got {v}")));
+            }
+        }
+        if let Some(n) = self.n_star {
+            if !(n.is_finite() && n > 0.0 && n <= 100.0) {
+                return Err(("n_star", format!("must be a positive number up to 100, got {n}")));
+            }
+            if self.t_target_ms != QairParams::default().t_target_ms {
+                return Err(("n_star", format!("T_target is either given (t_target_ms = {}) or derived (n_star = {n}), not both", self.t_target_ms)));
             }
         }
         if !(self.alpha.is_finite() && (0.0..1.0).contains(&self.alpha)) {

@@ -14,7 +14,7 @@ fn dur_ms(x: f64) -> SimDuration {
 }
 
 fn params() -> QairParams {
-    QairParams { t_target_ms: 12.0, alpha: 0.9, check_interval_ms: 2.5, delta: 2.0, r_min: 5.0, r_max: 100.0, depth: 2.0, explicit_tags: true, enabled: true, release_point: crate::mac::txpath::gate::ReleasePoint::Formation }
+    QairParams { t_target_ms: 12.0, n_star: None, alpha: 0.9, check_interval_ms: 2.5, delta: 2.0, r_min: 5.0, r_max: 100.0, depth: 2.0, explicit_tags: true, enabled: true, release_point: crate::mac::txpath::gate::ReleasePoint::Formation }
 }
 
 /// Algorithm 1: the mean over an interval (Eq. 4) seeds T̂, then the EWMA (Eq. 5); the check is strict
