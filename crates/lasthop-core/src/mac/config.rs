@@ -205,7 +205,7 @@ impl BssParams {
                 }
                 Box::new(path)
             }
-            TxPathConfig::Linux { airtime_fairness, afs_variant, codel, fq, hw_depth_aggr, hw_depth_single, sw_retry_limit, max_subframes, max_aggr_us, fixed_tries, aql, qdisc, t_irq_us, hw_time_limit_us } => {
+            TxPathConfig::Linux { airtime_fairness, afs_variant, codel, fq, hw_depth_aggr, hw_depth_single, sw_retry_limit, max_subframes, max_aggr_us, fixed_tries, aql, qdisc, t_irq_us, hw_time_limit_us, tbf } => {
                 let p = LinuxParams {
                     qos: self.qos,
                     ampdu: self.ampdu,
@@ -229,6 +229,7 @@ impl BssParams {
                     aql: aql.then(AqlParams::default),
                     t_irq: SimDuration::from_us(*t_irq_us as u64),
                     hw_time_limit: hw_time_limit_us.map(|us| SimDuration::from_us(us as u64)),
+                    tbf: *tbf,
                 };
                 let mut path = LinuxPath::new(p, rng);
                 if let Some(q) = qdisc {
@@ -271,6 +272,7 @@ pub fn default_paths(c: &WifiConfig) -> (TxPathConfig, TxPathConfig) {
         qdisc: None,
         t_irq_us: 0,
         hw_time_limit_us: None,
+        tbf: None,
     };
     let ap = c.ap_path.clone().unwrap_or(match c.profile {
         WifiProfile::Linux => linux,

@@ -214,6 +214,12 @@ pub enum TxPathConfig {
         /// subframes going back and forth) and drops a single frame (reason `deadline`). Default none.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         hw_time_limit_us: Option<u32>,
+        /// A token bucket shaper as the interface's root qdisc (Linux `tbf`; any `qdisc` sits under it):
+        /// the node's offered-load cap, `{ rate_mbps, burst_bytes = 15140, limit_packets = 1000 }`. Packets
+        /// wait in its FIFO and leave while the bucket holds their size; one larger than the bucket is
+        /// dropped. Default none.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tbf: Option<crate::queue::tbf::TbfParams>,
     },
 }
 

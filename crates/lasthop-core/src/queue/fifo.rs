@@ -38,6 +38,11 @@ impl Fifo {
         Some(p)
     }
 
+    /// The head packet.
+    pub fn peek(&self) -> Option<&Packet> {
+        self.q.front()
+    }
+
     pub fn len_packets(&self) -> usize {
         self.q.len()
     }

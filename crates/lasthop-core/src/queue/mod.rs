@@ -9,6 +9,7 @@ mod fifo;
 pub mod fq;
 pub mod fq_codel;
 pub mod pie;
+pub mod tbf;
 
 pub use codel::{Codel, CodelParams, CodelQdiscParams, CodelStats, CodelVars};
 pub use error::ParamError;

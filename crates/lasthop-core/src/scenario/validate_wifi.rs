@@ -52,25 +52,7 @@ pub(crate) fn check_wifi(w: &WifiConfig, law: Option<&crate::mech::law::LawParam
     }
 
     for (key, path) in [("ap_path", &w.ap_path), ("sta_path", &w.sta_path)] {
-        if let Some(TxPathConfig::Fifo { qdisc: Some(q) }) = path {
-            super::validate::check_queue(q, &loc.key(key).key("qdisc"), is);
-        }
-        if let Some(TxPathConfig::Linux { qdisc, hw_depth_aggr, hw_depth_single, max_subframes, t_irq_us, hw_time_limit_us, .. }) = path {
-            if let Some(q) = qdisc {
-                super::validate::check_queue(q, &loc.key(key).key("qdisc"), is);
-            }
-            for (k, v) in [("hw_depth_aggr", hw_depth_aggr), ("hw_depth_single", hw_depth_single), ("max_subframes", max_subframes)] {
-                if *v == 0 {
-                    is.push(loc.key(key).key(k), "must be at least 1", json!(0));
-                }
-            }
-            if hw_time_limit_us.is_some_and(|us| !(100..=1_000_000).contains(&us)) {
-                is.push(loc.key(key).key("hw_time_limit_us"), "must be between 100 µs and 1 s", json!(hw_time_limit_us));
-            }
-            if *t_irq_us > 1000 {
-                is.push(loc.key(key).key("t_irq_us"), "must be at most 1000 µs", json!(t_irq_us));
-            }
-        }
+        check_path(path.as_ref(), &loc.key(key), is);
     }
     if w.max_nss == 0 || w.max_nss > 8 {
         is.push(loc.key("max_nss"), "must be in 1..=8", json!(w.max_nss));
@@ -186,6 +168,32 @@ pub(crate) fn check_bands(sc: &Scenario, is: &mut Issues) {
                 ),
                 _ => {}
             }
+        }
+    }
+}
+
+/// A node transmit path's settings (`ap_path`, `sta_path` at `loc`).
+fn check_path(path: Option<&TxPathConfig>, loc: &Loc, is: &mut Issues) {
+    if let Some(TxPathConfig::Fifo { qdisc: Some(q) }) = path {
+        super::validate::check_queue(q, &loc.key("qdisc"), is);
+    }
+    if let Some(TxPathConfig::Linux { qdisc, hw_depth_aggr, hw_depth_single, max_subframes, t_irq_us, hw_time_limit_us, tbf, .. }) = path {
+        if let Some(Err((f, why))) = tbf.as_ref().map(crate::queue::tbf::TbfParams::validate) {
+            is.push(loc.key("tbf").key(f), why, json!(null));
+        }
+        if let Some(q) = qdisc {
+            super::validate::check_queue(q, &loc.key("qdisc"), is);
+        }
+        for (k, v) in [("hw_depth_aggr", hw_depth_aggr), ("hw_depth_single", hw_depth_single), ("max_subframes", max_subframes)] {
+            if *v == 0 {
+                is.push(loc.key(k), "must be at least 1", json!(0));
+            }
+        }
+        if hw_time_limit_us.is_some_and(|us| !(100..=1_000_000).contains(&us)) {
+            is.push(loc.key("hw_time_limit_us"), "must be between 100 µs and 1 s", json!(hw_time_limit_us));
+        }
+        if *t_irq_us > 1000 {
+            is.push(loc.key("t_irq_us"), "must be at most 1000 µs", json!(t_irq_us));
         }
     }
 }

@@ -474,3 +474,28 @@ fn ath9k_drr_plus_equalises_airtime_and_serves_a_sparse_station_first() {
     let err = Scenario::from_toml_str(&weighted, Path::new(".")).unwrap_err().to_string();
     assert!(err.contains("stations[1].airtime_weight_us") && err.contains("ath9k-drr++"), "{err}");
 }
+
+/// A node's offered-load cap (`tbf` on its Linux path, QAir spec §9): a 100-Mbit/s UDP flow through an
+/// AP capped at 20 Mbit/s is delivered at 20, the rest dropped at the shaper (its FIFO full); three TCP
+/// downloads through a 10-Mbit/s cap share 10 between them, and every packet waited in the shaper
+/// (`t_qdisc_enq` → `t_qdisc_deq`). A bucket smaller than a frame is an error at its path.
+#[test]
+fn a_tbf_caps_what_a_node_offers() {
+    let sta = "[[stations]]\nname = \"sta\"\nchannel = { type = \"fixed_snr\", snr_db = 40 }\n";
+    let capped = |rate: f64| format!("ap_path = {{ type = \"linux\", tbf = {{ rate_mbps = {rate} }} }}");
+    let udp = run(&bss(&capped(20.0), sta, "[[flows]]\ntype = \"udp_cbr\"\nfrom = \"srv\"\nto = \"sta\"\nrate_mbps = 100\n"), 1);
+    let f = &udp.flows[0];
+    assert!((f.throughput_mbps - 20.0).abs() < 0.5, "{f:?}");
+    let tbf = &udp.components["wifi"]["nodes"][0]["path"]["tbf"];
+    assert!(tbf["dropped"].as_u64().unwrap() > 1000, "{tbf}");
+    assert!(udp.components["setup"][0]["queues"].as_str().unwrap().starts_with("tbf 20 Mbit/s over "));
+    let tcp_flows: String = (0..3).map(|i| format!("[[flows]]\nname = \"t{i}\"\ntype = \"tcp\"\nfrom = \"srv\"\nto = \"sta\"\n")).collect();
+    let tcp = run(&bss(&capped(10.0), sta, &tcp_flows), 1);
+    let total: f64 = tcp.flows.iter().map(|f| f.throughput_mbps).sum();
+    assert!((9.0..=10.1).contains(&total), "{total} Mbit/s through a 10-Mbit/s cap");
+    let (enq, deq) = (&tcp.packets.stages[lasthop_core::stats::Stage::QdiscEnq as usize], &tcp.packets.stages[lasthop_core::stats::Stage::QdiscDeq as usize]);
+    let waited = enq.iter().zip(deq).filter(|(e, d)| **e != lasthop_core::stats::NO_TIME && **d != lasthop_core::stats::NO_TIME && d > e).count();
+    assert!(waited > 1000, "{waited} packets waited in the shaper");
+    let err = Scenario::from_toml_str(&bss("ap_path = { type = \"linux\", tbf = { rate_mbps = 5, burst_bytes = 1000 } }", sta, ""), Path::new(".")).unwrap_err().to_string();
+    assert!(err.contains("aps[0].last_hop.ap_path.tbf.burst_bytes"), "{err}");
+}

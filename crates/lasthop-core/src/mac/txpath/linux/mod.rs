@@ -19,10 +19,12 @@
 //! The hardware signals a completion at once; the driver handles it (TX status, the freed slot, the
 //! next scheduling round) `t_irq` later (0 by default), while the hardware goes on with its queue.
 //! The hardware queues (depth, head, the optional per-PSDU time limit `hw_time_limit`, completion) are
-//! in `hwq.rs`; the stages a mechanism installs (release gate, driver policy) are wired in `stages.rs`.
+//! in `hwq.rs`; the stages a mechanism installs (release gate, driver policy) are wired in `stages.rs`;
+//! the interface's qdiscs above mac80211 (a `tbf` shaper, an AQM qdisc) and the hand-off into the TXQs
+//! are in `qdisc.rs`.
 //!
 //! Approximations: TID = AC (one TXQ per station and AC); AQL is not applied (ath9k does not enable
-//! it); the qdisc is `noqueue`.
+//! it); the qdisc is `noqueue` unless configured.
 //!
 //! The rate controller sees the queues through [`RateControl::on_queue_state`] before each PSDU
 //! (the TXQ's backlog and head sojourn, and the channel-access delay of the link's last PSDU: from the
@@ -49,6 +51,7 @@ use crate::time::{SimDuration, SimTime};
 use std::collections::VecDeque;
 
 mod hwq;
+mod qdisc;
 mod stages;
 
 /// Settings of the Linux path.
@@ -85,6 +88,9 @@ pub struct LinuxParams {
     /// PSDU reaches the head of its AC's hardware queue, the medium starts no attempt after this long
     /// and hands the PSDU back ([`super::Psdu::hw_deadline`]). `None`: no limit.
     pub hw_time_limit: Option<SimDuration>,
+    /// A token bucket shaper (Linux `tbf`) as the root qdisc of the wireless interface: the node's
+    /// offered-load cap. `None`: no cap.
+    pub tbf: Option<crate::queue::tbf::TbfParams>,
 }
 
 /// AQL limits (`wifi-model.md` §5.5; Linux defaults since 5.9).
@@ -200,8 +206,13 @@ pub struct LinuxPath {
     hw_count: Vec<(usize, usize)>,
     stats: LinuxStats,
     drops: Vec<crate::queue::Dropped>,
-    /// The qdisc on the wireless interface (`None` = noqueue).
+    /// The qdisc on the wireless interface (`None` = noqueue); under the shaper when there is one.
     qdisc: Option<AnyQueue>,
+    /// The shaper (Linux `tbf` as the root qdisc), the (link, AC) of each packet it holds, and when its
+    /// head packet can leave.
+    tbf: Option<crate::queue::tbf::Tbf>,
+    tbf_of: std::collections::BTreeMap<u64, (usize, usize)>,
+    tbf_wakeup: Option<SimTime>,
     /// The release gate between the driver and the hardware queues (`None`: open).
     gate: Option<Box<dyn ReleaseGate>>,
     /// When the gate opens again after refusing.
@@ -259,6 +270,9 @@ impl LinuxPath {
             stats: LinuxStats::default(),
             drops: Vec::new(),
             qdisc: None,
+            tbf: p.tbf.as_ref().map(crate::queue::tbf::Tbf::new),
+            tbf_of: Default::default(),
+            tbf_wakeup: None,
             gate: None,
             gate_wakeup: None,
             held: HeldPsdus::default(),
@@ -336,45 +350,6 @@ impl LinuxPath {
                 policy.on_dropped(now, pkt);
             }
         }
-    }
-
-    pub fn enqueue(&mut self, now: SimTime, link: usize, ac: usize, pkt: Packet, out: &mut PathOut<'_>) {
-        let pkt = match self.qdisc.as_mut() {
-            None => pkt,
-            Some(q) => {
-                out.log.stamp(pkt.id, Stage::QdiscEnq, now);
-                let r = q.enqueue(now, pkt);
-                q.drain_drops(&mut self.drops);
-                if let Err(d) = r {
-                    self.drops.push(d);
-                }
-                let p = q.dequeue(now, &mut self.drops);
-                self.flush_drops(now, out);
-                match p {
-                    Some(p) => {
-                        out.log.stamp(p.id, Stage::QdiscDeq, now);
-                        p
-                    }
-                    None => return,
-                }
-            }
-        };
-        let tin = self.links[link].txqs[ac].tin;
-        out.log.stamp(pkt.id, Stage::TxqEnq, now);
-        match self.policy.as_mut().filter(|p| p.dedicated(pkt.flow)) {
-            Some(policy) => {
-                policy.on_enqueue(now, &pkt, link, ac);
-                let fq = &mut self.fq;
-                let f = *self.dedicated.entry((pkt.flow, link, ac)).or_insert_with(|| fq.add_dedicated_flow());
-                self.fq.enqueue_dedicated(now, tin, f, pkt, &mut self.drops);
-            }
-            None => self.fq.enqueue(now, tin, pkt, &mut self.drops),
-        }
-        self.flush_drops(now, out);
-        if self.txq_has_frames(link, ac) {
-            self.afs[ac].activate(now, link);
-        }
-        self.schedule(now, ac, out);
     }
 
     /// AQL's airtime estimate of one MPDU at the chain's first rate, µs (0 without AQL). mac80211
@@ -627,6 +602,9 @@ impl LinuxPath {
         if let Some(g) = &self.gate {
             v["release_gate"] = g.stats();
         }
+        if let Some(t) = &self.tbf {
+            v["tbf"] = serde_json::json!(t.stats());
+        }
         if let Some(p) = &self.policy {
             v["driver_policy"] = p.stats();
         }
@@ -670,6 +648,9 @@ impl super::TransmitPath for LinuxPath {
         );
         if let Some(q) = &self.qdisc {
             queues = format!("qdisc {} over {queues}", q.kind());
+        }
+        if let Some(t) = &p.tbf {
+            queues = format!("tbf {} Mbit/s over {queues}", t.rate_mbps);
         }
         let rate_control = self
             .links
@@ -716,7 +697,7 @@ impl super::TransmitPath for LinuxPath {
         }
     }
     fn has_timers(&self) -> bool {
-        self.has_gate() || self.p.t_irq > SimDuration::ZERO
+        self.has_gate() || self.p.t_irq > SimDuration::ZERO || self.tbf.is_some()
     }
     fn hw_deadline(&self, ac: usize) -> Option<SimTime> {
         if self.hwq[ac].is_empty() || self.in_air[ac] {

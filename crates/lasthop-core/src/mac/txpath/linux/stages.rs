@@ -36,13 +36,11 @@ impl LinuxPath {
         self.policy = Some(policy);
     }
 
-    /// When the path needs [`Self::on_wakeup`]: the release gate opens again after refusing, or the
-    /// driver handles a completion t_irq after the hardware signalled it.
+    /// When the path needs [`Self::on_wakeup`]: the release gate opens again after refusing, the
+    /// driver handles a completion t_irq after the hardware signalled it, or the shaper's next packet
+    /// can leave.
     pub fn next_wakeup(&self) -> Option<SimTime> {
-        match (self.gate_wakeup, self.irq.front().map(|i| i.due)) {
-            (Some(g), Some(i)) => Some(g.min(i)),
-            (g, i) => g.or(i),
-        }
+        [self.gate_wakeup, self.irq.front().map(|i| i.due), self.tbf_wakeup].into_iter().flatten().min()
     }
 
     /// The time came: the driver handles the completions due, in the order the hardware signalled
@@ -55,6 +53,9 @@ impl LinuxPath {
             let i = self.irq.pop_front().expect("due");
             self.tx_event(now, i.ev);
             self.driver_complete(now, i.psdu, TxStatus { success: i.success, received: &i.received, attempts: i.attempts }, i.timed_out, out);
+        }
+        if self.tbf_wakeup.is_some_and(|t| t <= now) {
+            self.release_tbf(now, out);
         }
         if self.gate_wakeup.is_some_and(|t| t <= now) {
             self.gate_wakeup = None;

@@ -1,0 +1,81 @@
+//! The layer above mac80211 on the Linux path: the wireless interface's qdiscs — a token bucket shaper
+//! (Linux `tbf`, the node's offered-load cap) as the root, an AQM qdisc under it — and the hand-off of
+//! each packet into its station's TXQ (FQ-CoDel tin, or a driver policy's dedicated flow), which starts
+//! the driver's scheduling round for its AC. mac80211 never stops the interface's queue, so a qdisc
+//! without a shaper passes each packet straight on (its AQM still sees it).
+
+use super::LinuxPath;
+use crate::mac::txpath::PathOut;
+use crate::packet::Packet;
+use crate::stats::Stage;
+use crate::time::SimTime;
+
+impl LinuxPath {
+    pub fn enqueue(&mut self, now: SimTime, link: usize, ac: usize, pkt: Packet, out: &mut PathOut<'_>) {
+        let Some(tbf) = self.tbf.as_mut() else { return self.enqueue_qdisc(now, link, ac, pkt, out) };
+        out.log.stamp(pkt.id, Stage::QdiscEnq, now);
+        match tbf.enqueue(now, pkt) {
+            Ok(()) => {
+                self.tbf_of.insert(pkt.id, (link, ac));
+            }
+            Err(d) => self.drops.push(d),
+        }
+        self.flush_drops(now, out);
+        self.release_tbf(now, out);
+    }
+
+    /// What the shaper lets through now goes on to the qdisc under it or the TXQs; then when its next
+    /// packet can leave.
+    pub(super) fn release_tbf(&mut self, now: SimTime, out: &mut PathOut<'_>) {
+        while let Some(pkt) = self.tbf.as_mut().and_then(|t| t.dequeue(now)) {
+            let (link, ac) = self.tbf_of.remove(&pkt.id).expect("queued with its link");
+            if self.qdisc.is_none() {
+                out.log.stamp(pkt.id, Stage::QdiscDeq, now);
+            }
+            self.enqueue_qdisc(now, link, ac, pkt, out);
+        }
+        self.tbf_wakeup = self.tbf.as_ref().and_then(|t| t.next_release(now));
+    }
+
+    /// A packet past the shaper (if any): through the qdisc (if any) into its TXQ.
+    fn enqueue_qdisc(&mut self, now: SimTime, link: usize, ac: usize, pkt: Packet, out: &mut PathOut<'_>) {
+        let pkt = match self.qdisc.as_mut() {
+            None => pkt,
+            Some(q) => {
+                if self.tbf.is_none() {
+                    out.log.stamp(pkt.id, Stage::QdiscEnq, now);
+                }
+                let r = q.enqueue(now, pkt);
+                q.drain_drops(&mut self.drops);
+                if let Err(d) = r {
+                    self.drops.push(d);
+                }
+                let p = q.dequeue(now, &mut self.drops);
+                self.flush_drops(now, out);
+                match p {
+                    Some(p) => {
+                        out.log.stamp(p.id, Stage::QdiscDeq, now);
+                        p
+                    }
+                    None => return,
+                }
+            }
+        };
+        let tin = self.links[link].txqs[ac].tin;
+        out.log.stamp(pkt.id, Stage::TxqEnq, now);
+        match self.policy.as_mut().filter(|p| p.dedicated(pkt.flow)) {
+            Some(policy) => {
+                policy.on_enqueue(now, &pkt, link, ac);
+                let fq = &mut self.fq;
+                let f = *self.dedicated.entry((pkt.flow, link, ac)).or_insert_with(|| fq.add_dedicated_flow());
+                self.fq.enqueue_dedicated(now, tin, f, pkt, &mut self.drops);
+            }
+            None => self.fq.enqueue(now, tin, pkt, &mut self.drops),
+        }
+        self.flush_drops(now, out);
+        if self.txq_has_frames(link, ac) {
+            self.afs[ac].activate(now, link);
+        }
+        self.schedule(now, ac, out);
+    }
+}
