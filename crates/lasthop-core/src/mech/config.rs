@@ -199,8 +199,12 @@ impl Mechanism for MechanismConfig {
                 node.add_hook(name, Box::new(hook));
             }
             MechanismConfig::Qair(p) => {
-                let t_cycle = node.t_cycle.expect("a Wi-Fi node has a T_cycle");
-                node.set_release_gate(name, Box::new(super::qair::gate::QairGate::for_node(p, t_cycle)))?;
+                let gate = match (p.n_star, node.t_cycle) {
+                    (None, _) => super::qair::gate::QairGate::new(p),
+                    (Some(_), Some(t_cycle)) => super::qair::gate::QairGate::for_node(p, t_cycle),
+                    (Some(_), None) => return Err(InstallError::Unsupported { mechanism: name.into(), needs: format!("the PHY of '{}' to derive T_target from (n_star)", node.name) }),
+                };
+                node.set_release_gate(name, Box::new(gate))?;
             }
             MechanismConfig::Lastpq(p) => {
                 let mut indices = Vec::new();

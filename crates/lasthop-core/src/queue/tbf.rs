@@ -39,8 +39,8 @@ fn default_limit() -> u32 {
 impl TbfParams {
     /// The first invalid field as (name, reason).
     pub fn validate(&self) -> Result<(), (&'static str, String)> {
-        if !(self.rate_mbps.is_finite() && self.rate_mbps > 0.0 && self.rate_mbps <= 1e6) {
-            return Err(("rate_mbps", format!("must be a positive rate up to 1e6 Mbit/s, got {}", self.rate_mbps)));
+        if !(self.rate_mbps.is_finite() && (1e-3..=1e6).contains(&self.rate_mbps)) {
+            return Err(("rate_mbps", format!("must be between 0.001 (1 kbit/s) and 1e6 Mbit/s, got {}", self.rate_mbps)));
         }
         if self.burst_bytes < 1514 {
             return Err(("burst_bytes", format!("must hold at least one 1514-byte frame, got {}", self.burst_bytes)));
@@ -68,7 +68,7 @@ pub struct Tbf {
 impl Tbf {
     pub fn new(p: &TbfParams) -> Self {
         let burst = p.burst_bytes as u128 * 8 * NS_PER_S;
-        Tbf { rate_bps: (p.rate_mbps * 1e6).round().max(1.0) as u128, burst, credit: burst, last: SimTime::ZERO, fifo: Fifo::new(Some(p.limit_packets), None) }
+        Tbf { rate_bps: (p.rate_mbps * 1e6).round() as u128, burst, credit: burst, last: SimTime::ZERO, fifo: Fifo::new(Some(p.limit_packets), None) }
     }
 
     fn refill(&mut self, now: SimTime) {

@@ -179,7 +179,8 @@ fn check_path(path: Option<&TxPathConfig>, loc: &Loc, is: &mut Issues) {
     }
     if let Some(TxPathConfig::Linux { qdisc, hw_depth_aggr, hw_depth_single, max_subframes, t_irq_us, hw_time_limit_us, tbf, .. }) = path {
         if let Some(Err((f, why))) = tbf.as_ref().map(crate::queue::tbf::TbfParams::validate) {
-            is.push(loc.key("tbf").key(f), why, json!(null));
+            let value = serde_json::to_value(tbf).ok().and_then(|v| v.get(f).cloned()).unwrap_or_default();
+            is.push(loc.key("tbf").key(f), why, value);
         }
         if let Some(q) = qdisc {
             super::validate::check_queue(q, &loc.key("qdisc"), is);

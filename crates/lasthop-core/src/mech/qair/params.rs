@@ -16,7 +16,8 @@ pub struct QairParams {
     /// `derived`): T_cycle is the channel time of one successful exchange of the node's largest PSDU
     /// (1500-byte packets up to the path's aggregation caps) in AC_BE at the node's fastest rate (its
     /// fixed rate, or the highest its rate control may pick), AIFS + CWmin/2 slots + PPDU + SIFS +
-    /// BlockAck. The spec's testbed PHY gives 4.0025 ms, so N* = 3 → 12.0075 ms. Default none.
+    /// BlockAck. The spec's testbed PHY gives 4.0025 ms, so N* = 3 → 12.0075 ms. With `n_star`, leave
+    /// `t_target_ms` out (a value other than its default is an error). Default none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub n_star: Option<f64>,
     /// α_Q, the weight of the old value in the EWMA across intervals (Eq. 5). Default 0.9 (§4.1, [P]).

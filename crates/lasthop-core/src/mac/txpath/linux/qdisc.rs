@@ -21,20 +21,29 @@ impl LinuxPath {
             Err(d) => self.drops.push(d),
         }
         self.flush_drops(now, out);
-        self.release_tbf(now, out);
+        let others = self.release_tbf(now, out) & !(1 << ac);
+        if others != 0 && !self.waking {
+            // The medium attends to `ac` only after an arrival: a packet of another AC that left the
+            // shaper now needs the node's wakeup, which requests access for every AC (as the gate's
+            // held PSDUs do).
+            self.tbf_wakeup = Some(now);
+        }
     }
 
     /// What the shaper lets through now goes on to the qdisc under it or the TXQs; then when its next
-    /// packet can leave.
-    pub(super) fn release_tbf(&mut self, now: SimTime, out: &mut PathOut<'_>) {
+    /// packet can leave. Returns the ACs of the packets released, as a bit set.
+    pub(super) fn release_tbf(&mut self, now: SimTime, out: &mut PathOut<'_>) -> u8 {
+        let mut acs = 0;
         while let Some(pkt) = self.tbf.as_mut().and_then(|t| t.dequeue(now)) {
             let (link, ac) = self.tbf_of.remove(&pkt.id).expect("queued with its link");
+            acs |= 1 << ac;
             if self.qdisc.is_none() {
                 out.log.stamp(pkt.id, Stage::QdiscDeq, now);
             }
             self.enqueue_qdisc(now, link, ac, pkt, out);
         }
         self.tbf_wakeup = self.tbf.as_ref().and_then(|t| t.next_release(now));
+        acs
     }
 
     /// A packet past the shaper (if any): through the qdisc (if any) into its TXQ.

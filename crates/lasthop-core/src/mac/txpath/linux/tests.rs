@@ -350,3 +350,34 @@ fn a_tagged_psdu_leaves_the_gate_first() {
     let next = p.head(t(2000), be, None, &mut io.out()).unwrap();
     assert_eq!(next.mpdus.iter().map(|m| m.pkt.id).collect::<Vec<_>>(), vec![100], "the tagged frame overtakes the held aggregate");
 }
+
+/// The shaper (`tbf`) holds a BE packet; a VO packet arriving exactly when the BE packet may leave
+/// releases it from inside the VO arrival, when the medium attends to VO only: the path then asks to
+/// be woken at once (the wakeup requests access for every AC), as the gate does for held PSDUs.
+#[test]
+fn a_tbf_release_of_another_ac_on_an_arrival_wakes_the_node() {
+    use crate::queue::tbf::TbfParams;
+    let tbf = TbfParams { rate_mbps: 12.0, burst_bytes: 1514, limit_packets: 10 };
+    let mut p = LinuxPath::new(LinuxParams { tbf: Some(tbf), ..params(2) }, &mut Rng::derive(1, "fq"));
+    p.add_link(0, TxVector::ht(7, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap(), None);
+    let mut log = PacketLog::new(true);
+    let (mut dropped, mut releases) = (Vec::new(), Vec::new());
+    let (be, vo) = (AccessCategory::Be as usize, AccessCategory::Vo as usize);
+    for i in 0..2 {
+        log.open(&pkt(i));
+    }
+    let mut out = PathOut { log: &mut log, dropped: &mut dropped, releases: &mut releases };
+    p.enqueue(SimTime::ZERO, 0, be, pkt(0), &mut out); // the full bucket lets it through
+    p.enqueue(SimTime::ZERO, 0, be, pkt(1), &mut out); // 14 B of credit left: (1500 − 14) · 8 / 12e6 s later
+    assert!(p.pending(be));
+    let t1 = SimTime::from_ns(990_667);
+    assert_eq!(p.next_wakeup(), Some(t1));
+    let mut small = pkt(2);
+    small.size = 100;
+    out.log.open(&small);
+    p.enqueue(t1, 0, vo, small, &mut out); // packet 1 leaves now, ahead of it, inside the VO arrival
+    assert_eq!(p.next_wakeup(), Some(t1), "woken at once for the BE packet released");
+    p.on_wakeup(t1, &mut out);
+    // 800 bits less the 0.004 bit the rounded-up wait left over, at 12 Mbit/s.
+    assert_eq!(p.next_wakeup(), Some(t1 + SimDuration::from_ns(66_667)), "then when the VO packet may leave");
+}
