@@ -248,7 +248,7 @@ def test_zhuge_rewrites_the_twcc_of_a_real_plaintext_rtp_call(tmp_path: Path, zh
 def test_ping_through_an_idle_modelled_ap_takes_the_models_round_trip(tmp_path: Path, spin_us: int) -> None:
     """The kernel's ICMP echo over the modelled 802.11n AP: each ping's RTT is the model's round trip for
     that request and its reply (from the packet log) plus the emulator's and the kernel's own time,
-    which stays under 0.2 ms at p50. Never less: with a spin window of 9 ms before each of the idle
+    which stays under 0.2 ms at p50. Never less (to ping's printed precision): with a spin window of 9 ms before each of the idle
     loop's 10 ms wakeups, nine requests in ten arrive while the loop spins, and each enters the model at
     its arrival time. (Not 10 ms or more: a SCHED_FIFO thread spinning over 95 % of a second is stopped
     for 50 ms by the kernel's real-time throttling.)"""
@@ -259,7 +259,12 @@ def test_ping_through_an_idle_modelled_ap_takes_the_models_round_trip(tmp_path: 
                  "--spin-us", spin_us, "--lag-budget-us", "100000",
                  "--", "ping", "-n", "-c", "40", "-i", "0.05", "10.77.0.1", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    rtt = [float(m) for m in re.findall(r"icmp_seq=\d+ ttl=\d+ time=([\d.]+) ms", r.stderr)]
+    printed = re.findall(r"icmp_seq=\d+ ttl=\d+ time=([\d.]+) ms", r.stderr)
+    rtt = [float(m) for m in printed]
+    # ping rounds what it prints to 3 significant digits from 1 ms on ("time=10.1 ms" for 10.149): half
+    # its coarsest step is the tolerance below the model (a fresh clone's run printed 10.1 against a
+    # model round trip of 10.113 ms).
+    step = max((10.0 ** -len(m.partition(".")[2]) for m in printed), default=0.001)
     # One of 40 echoes went missing once in a fresh clone's run (cause not found; never here in a row
     # of runs): the medians below do not need every pair.
     assert len(rtt) >= 38, r.stderr
@@ -270,7 +275,7 @@ def test_ping_through_an_idle_modelled_ap_takes_the_models_round_trip(tmp_path: 
     # The idle AP gives every request (and every reply) the same model latency to within microseconds.
     model = statistics.median(requests["latency_ms"].dropna()) + statistics.median(replies["latency_ms"].dropna())
     overhead = statistics.median(rtt) - model
-    assert 0.0 <= overhead < 0.2, (statistics.median(rtt), model)
+    assert -step / 2 <= overhead < 0.2 + step / 2, (statistics.median(rtt), model, step)
 
 
 @pytest.mark.skipif(shutil.which("iperf3") is None, reason="iperf3 is not installed; make test installs it")
