@@ -713,3 +713,38 @@ fn qair_derives_t_target_from_the_node_phy() {
     let err = Scenario::from_toml_str(&both, Path::new(".")).unwrap_err().to_string();
     assert!(err.contains("aps[0].mechanisms[0].n_star") && err.contains("not both"), "{err}");
 }
+
+/// QP3 (spec §10), equilibrium level, on N saturated co-channel downloads (QAir on the APs; T_cycle =
+/// 4.0025 ms, T_target = 12 ms): the time-averaged number of nodes with a non-empty hardware queue is
+/// T_target / T_cycle ± 1 under QAir (seed 1: 2.23 at N = 4, 2.10 at N = 9) and about N without it
+/// (3.99, 8.95); the nodes' mean release rate is within ±30 % of ρ* / (N · T_cycle), ρ* = 0.85 (59.2 vs
+/// 53.1 PSDUs/s at N = 4, 20.2 vs 23.6 at N = 9). The controllers' own rates are not: the backlogged
+/// nodes' R_tc climbs far above what they send (the unfair split of QP1/QP2, FIDELITY.md).
+#[test]
+fn qair_qp3_equilibrium_level() {
+    const T_CYCLE_S: f64 = 0.0040025;
+    for n in [4usize, 9] {
+        let mut base = String::from("duration_s = 12\nwarmup_s = 2\n[[servers]]\nname = \"server\"\n");
+        for i in 1..=n {
+            base += &format!("[[aps]]\nname = \"ap{i}\"\nmechanisms = [{{ type = \"qair\" }}]\nlast_hop = {{ type = \"wifi\", standard = \"ht\", profile = \"linux\", max_nss = 2, rate_control = {{ type = \"fixed\", mcs = 13 }}, sta_path = {{ type = \"linux\" }} }}\n");
+            base += &format!("[[stations]]\nname = \"sta{i}\"\nap = \"ap{i}\"\n");
+            base += &format!("[[links]]\na = \"server\"\nb = \"ap{i}\"\nrate_mbps = 1000\ndelay_ms = 0.5\n");
+            base += &format!("[[flows]]\nname = \"bg{i}\"\ntype = \"udp_cbr\"\nfrom = \"server\"\nto = \"sta{i}\"\nrate_mbps = 100\npacket_bytes = 1500\n");
+        }
+        let level = |toml: &str| {
+            let out = run(toml, 1);
+            let gates: Vec<serde_json::Value> = out.components["wifi"]["nodes"].as_array().unwrap().iter().map(|n| n["path"]["release_gate"].clone()).filter(|g| g.is_object()).collect();
+            assert_eq!(gates.len(), n);
+            let busy = gates.iter().map(|g| g["hw_busy_ms"].as_f64().unwrap()).sum::<f64>() / 12_000.0;
+            let rate = gates.iter().map(|g| g["released"].as_u64().unwrap() as f64 / 12.0).sum::<f64>() / n as f64;
+            (busy, rate)
+        };
+        let (busy, rate) = level(&base);
+        let target = 0.012 / T_CYCLE_S;
+        assert!((target - 1.0..=target + 1.0).contains(&busy), "N = {n}: {busy:.2} nodes busy under QAir");
+        let r_star = 0.85 / (n as f64 * T_CYCLE_S);
+        assert!((rate / r_star - 1.0).abs() <= 0.3, "N = {n}: mean release rate {rate:.1} vs {r_star:.1} PSDUs/s");
+        let (busy_off, _) = level(&base.replace("{ type = \"qair\" }", "{ type = \"qair\", enabled = false }"));
+        assert!(busy_off > n as f64 - 0.2, "N = {n}: {busy_off:.2} nodes busy without QAir");
+    }
+}

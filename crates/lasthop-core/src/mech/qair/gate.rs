@@ -28,6 +28,14 @@ pub struct QairGate {
     samples: u64,
     /// Largest |inferred t_h − the hardware's own head time| seen, ns (0 without driver latency).
     max_inference_error_ns: u64,
+    /// The node's PSDUs in its hardware queues (all ACs), since when there has been one, and how long
+    /// there has been one in all (spec QP3: the time-averaged number of nodes with a non-empty
+    /// hardware queue).
+    in_hw: u32,
+    busy_since: SimTime,
+    hw_busy_ns: u64,
+    /// The latest event the gate saw (a queue still busy at the end counts up to it).
+    last_event: SimTime,
 }
 
 impl QairGate {
@@ -45,7 +53,7 @@ impl QairGate {
     }
 
     pub fn new(p: &QairParams) -> Self {
-        QairGate { derived: None, enabled: p.enabled, release_point: p.release_point, explicit_tags: p.explicit_tags, control: Control::new(p, SimTime::ZERO), bucket: TokenBucket::new(p.depth, SimTime::ZERO), monitor: DelayMonitor::default(), released: 0, refusals: 0, samples: 0, max_inference_error_ns: 0 }
+        QairGate { derived: None, enabled: p.enabled, release_point: p.release_point, explicit_tags: p.explicit_tags, control: Control::new(p, SimTime::ZERO), bucket: TokenBucket::new(p.depth, SimTime::ZERO), monitor: DelayMonitor::default(), released: 0, refusals: 0, samples: 0, max_inference_error_ns: 0, in_hw: 0, busy_since: SimTime::ZERO, hw_busy_ns: 0, last_event: SimTime::ZERO }
     }
 }
 
@@ -80,10 +88,20 @@ impl ReleaseGate for QairGate {
         }
         self.monitor.on_enqueue(now, ac);
         self.released += 1;
+        self.last_event = now;
+        if self.in_hw == 0 {
+            self.busy_since = now;
+        }
+        self.in_hw += 1;
     }
 
     fn on_tx_event(&mut self, now: SimTime, ev: &TxEvent) {
         let TxEvent::Complete { ac, success, head_to_done, irq_delay, .. } = *ev else { return };
+        self.last_event = now;
+        self.in_hw = self.in_hw.saturating_sub(1);
+        if self.in_hw == 0 {
+            self.hw_busy_ns += (now - irq_delay).saturating_since(self.busy_since).as_ns();
+        }
         // The driver sees the completion t_irq late: that is its t_e (Eq. 6 infers from it).
         let (t_k, t_h) = self.monitor.on_done(now, ac, success);
         let truth = now - irq_delay - head_to_done;
@@ -106,6 +124,7 @@ impl ReleaseGate for QairGate {
             "released": self.released,
             "refusals": self.refusals,
             "max_inference_error_ns": self.max_inference_error_ns,
+            "hw_busy_ms": (self.hw_busy_ns + if self.in_hw > 0 { self.last_event.saturating_since(self.busy_since).as_ns() } else { 0 }) as f64 * 1e-6,
         });
         if let Some((t_cycle_ms, t_target_ms)) = self.derived {
             v["t_cycle_ms"] = t_cycle_ms.into();
