@@ -124,31 +124,23 @@ impl BssParams {
     /// subframe and airtime caps (the `linux` path's `max_subframes`, `max_aggr_us`), the BlockAck
     /// window and 65,535 bytes. Spec test vector: HT20, 2 streams, MCS 13, the AP's BE set → 4,002.5 µs.
     pub fn exchange_cycle(&self, path: &TxPathConfig, is_ap: bool, txv: &TxVector) -> SimDuration {
-        use crate::phy::airtime::{ack_duration, block_ack_duration, ppdu_duration_with, BlockAckBitmap};
+        use crate::phy::airtime::{ack_duration, block_ack_duration, BlockAckBitmap};
         let band = self.timings.band;
-        let (max_n, max_air) = match path {
-            TxPathConfig::Linux { max_subframes, max_aggr_us, .. } => {
-                ((*max_subframes).min(self.ampdu_limits.max_mpdus), SimDuration::from_us(*max_aggr_us as u64).min(self.ampdu_limits.max_duration))
-            }
-            TxPathConfig::Fifo { .. } => (self.ampdu_limits.max_mpdus, self.ampdu_limits.max_duration),
+        let caps = match path {
+            TxPathConfig::Linux { max_subframes, max_aggr_us, .. } => AmpduLimits {
+                max_mpdus: (*max_subframes).min(self.ampdu_limits.max_mpdus),
+                max_duration: SimDuration::from_us(*max_aggr_us as u64).min(self.ampdu_limits.max_duration),
+                ..self.ampdu_limits
+            },
+            TxPathConfig::Fifo { .. } => self.ampdu_limits,
         };
         let mpdu = super::mpdu_len(1500, self.qos);
-        let mut len = mpdu;
-        if self.ampdu {
-            len = crate::phy::ampdu_len::ampdu_len_with(0, mpdu);
-            for _ in 1..max_n {
-                let next = crate::phy::ampdu_len::ampdu_len_with(len, mpdu);
-                if next > self.ampdu_limits.max_bytes || ppdu_duration_with(txv, next, band, self.airtime) > max_air {
-                    break;
-                }
-                len = next;
-            }
-        }
+        let largest = super::ampdu::plan(std::iter::repeat_n(mpdu, caps.max_mpdus as usize), txv, band, self.airtime, &caps, self.ampdu);
         let e = self.edca(is_ap, AccessCategory::Be);
         let response = if self.ampdu { block_ack_duration(txv, &self.basic_rates_mbps, band, BlockAckBitmap::Compressed64) } else { ack_duration(txv, &self.basic_rates_mbps, band) };
         let t = self.timings;
         let slots_x2 = 2 * e.aifsn as u64 + e.cw_min as u64;
-        t.sifs + SimDuration::from_ns(t.slot.as_ns() * slots_x2 / 2) + ppdu_duration_with(txv, len, band, self.airtime) + t.sifs + response
+        t.sifs + SimDuration::from_ns(t.slot.as_ns() * slots_x2 / 2) + largest.duration + t.sifs + response
     }
 }
 

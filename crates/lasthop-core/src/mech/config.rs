@@ -201,7 +201,7 @@ impl Mechanism for MechanismConfig {
             MechanismConfig::Qair(p) => {
                 let gate = match (p.n_star, node.t_cycle) {
                     (None, _) => super::qair::gate::QairGate::new(p),
-                    (Some(_), Some(t_cycle)) => super::qair::gate::QairGate::for_node(p, t_cycle),
+                    (Some(n), Some(t_cycle)) => super::qair::gate::QairGate::derived(p, n, t_cycle),
                     (Some(_), None) => return Err(InstallError::Unsupported { mechanism: name.into(), needs: format!("the PHY of '{}' to derive T_target from (n_star)", node.name) }),
                 };
                 node.set_release_gate(name, Box::new(gate))?;

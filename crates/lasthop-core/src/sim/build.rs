@@ -93,8 +93,7 @@ fn t_cycle(sc: &Scenario, ai: usize, station: Option<&crate::scenario::Station>)
         Some(st) => rate(st.rate_control.as_ref().unwrap_or(&bss_rc)),
         None => {
             let mine = sc.stations.iter().filter(|st| sc.find_ap_of(st) == Some(ai));
-            let rates: Vec<_> = mine.map(|st| rate(st.downlink_rate_control.as_ref().unwrap_or(&bss_rc))).collect();
-            if rates.is_empty() { rate(&bss_rc) } else { rates.into_iter().flatten().max_by_key(|t| t.data_rate().bps()) }
+            mine.filter_map(|st| rate(st.downlink_rate_control.as_ref().unwrap_or(&bss_rc))).max_by_key(|t| t.data_rate().bps()).or_else(|| rate(&bss_rc))
         }
     }?;
     Some(bss.exchange_cycle(if is_ap { &paths.0 } else { &paths.1 }, is_ap, &txv))

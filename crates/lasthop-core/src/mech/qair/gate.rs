@@ -39,17 +39,12 @@ pub struct QairGate {
 }
 
 impl QairGate {
-    /// QAir on a node whose T_cycle (QAir spec §4.3) is `t_cycle`: with `n_star` given, T_target is
-    /// N* · T_cycle; otherwise `t_target_ms` as given.
-    pub fn for_node(p: &QairParams, t_cycle: SimDuration) -> Self {
-        match p.n_star {
-            None => QairGate::new(p),
-            Some(n) => {
-                let t_cycle_ms = t_cycle.as_ns() as f64 * 1e-6;
-                let t_target_ms = n * t_cycle_ms;
-                QairGate { derived: Some((t_cycle_ms, t_target_ms)), ..QairGate::new(&QairParams { t_target_ms, ..p.clone() }) }
-            }
-        }
+    /// QAir with T_target = `n_star` · `t_cycle`, the node's T_cycle (QAir spec §4.3) in place of
+    /// `t_target_ms`.
+    pub fn derived(p: &QairParams, n_star: f64, t_cycle: SimDuration) -> Self {
+        let t_cycle_ms = t_cycle.as_ns() as f64 * 1e-6;
+        let t_target_ms = n_star * t_cycle_ms;
+        QairGate { derived: Some((t_cycle_ms, t_target_ms)), ..QairGate::new(&QairParams { t_target_ms, ..p.clone() }) }
     }
 
     pub fn new(p: &QairParams) -> Self {

@@ -31,8 +31,11 @@
 //! `enabled = false` keeps the monitor and controller running but never holds (a legacy node).
 //!
 //! Reconstructions and choices of the spec (register §0.2, [LH] tags) are parameters of
-//! [`QairParams`]; their defaults are the spec's except `release_point`. T_target is fixed (12 ms, the
-//! spec's derivation for its testbed PHY); deriving it from the scenario's PHY is not modeled.
+//! [`QairParams`]; their defaults are the spec's except `release_point`. T_target is 12 ms by default
+//! (the spec's derivation for its testbed PHY), or N* · T_cycle of the node's own PHY with `n_star`
+//! (§4.3; T_cycle from [`crate::mac::config::BssParams::exchange_cycle`] at the node's fastest rate,
+//! our reading for adaptive rate control, where the spec is silent). The gate also counts the time its
+//! node had a PSDU in hardware (`hw_busy_ms`, for QP3's equilibrium level).
 
 pub mod control;
 pub mod gate;
