@@ -22,9 +22,11 @@
 //! = { vr = 15 } } }]` or `Sim.command(...)`. Choices beyond the paper ([LH] in the spec) are
 //! parameters of [`LastPqParams`], among them the spec's options `count_drops_as_inf` (a drop is an
 //! infinite-latency sample) and `lpq_source = "head_packet"` (the throttler reads the l_pq marked on
-//! the head packet at its enqueue), both off by default. Not modelled: the ath9k-internal DRR++ TID scheduler the paper
-//! describes (`afs_variant = "ath9k-drr++"`): lasthop runs mac80211's airtime-fairness scheduler, and
-//! the priority path reads its deficits; the controller's user/kernel feedback delay is zero.
+//! the head packet at its enqueue), both off by default. The ath9k-internal DRR++ TID scheduler the
+//! paper describes is the Linux path's `afs_variant = "ath9k-drr++"`; the experiments keep mac80211's
+//! airtime-fairness scheduler (the spec's default for LAST-PQ scenarios is DRR++; with it the rows
+//! barely move, FIDELITY.md). The priority path reads whichever scheduler's deficits. Not modelled: the
+//! controller's user/kernel feedback delay (zero).
 
 pub mod controller;
 pub mod drain;
