@@ -14,9 +14,22 @@ struct Slot<E> {
     gen: u32,
     /// Index into `heap` while scheduled; `u32::MAX` when free.
     pos: u32,
+    event: Option<E>,
+}
+
+/// A heap entry: the key is kept in the heap itself, so sifting compares without leaving it.
+#[derive(Clone, Copy, Debug)]
+struct Entry {
     time: SimTime,
     seq: u64,
-    event: Option<E>,
+    slot: u32,
+}
+
+impl Entry {
+    #[inline]
+    fn before(&self, other: &Entry) -> bool {
+        (self.time, self.seq) < (other.time, other.seq)
+    }
 }
 
 /// Event queue with O(log n) schedule, pop and cancel.
@@ -24,8 +37,8 @@ struct Slot<E> {
 pub struct EventQueue<E> {
     slots: Vec<Slot<E>>,
     free: Vec<u32>,
-    /// Heap of slot indices.
-    heap: Vec<u32>,
+    /// Binary min-heap on (time, seq).
+    heap: Vec<Entry>,
     next_seq: u64,
     now: SimTime,
     popped: u64,
@@ -71,22 +84,17 @@ impl<E> EventQueue<E> {
         self.next_seq += 1;
         let slot = match self.free.pop() {
             Some(s) => {
-                let sl = &mut self.slots[s as usize];
-                sl.time = time;
-                sl.seq = seq;
-                sl.event = Some(event);
+                self.slots[s as usize].event = Some(event);
                 s
             }
             None => {
                 let s = u32::try_from(self.slots.len()).expect("too many pending timers");
-                self.slots.push(Slot { gen: 0, pos: FREE, time, seq, event: Some(event) });
+                self.slots.push(Slot { gen: 0, pos: FREE, event: Some(event) });
                 s
             }
         };
-        let pos = self.heap.len() as u32;
-        self.heap.push(slot);
-        self.slots[slot as usize].pos = pos;
-        self.sift_up(pos as usize);
+        self.heap.push(Entry { time, seq, slot });
+        self.sift_up(self.heap.len() - 1);
         TimerId { slot, gen: self.slots[slot as usize].gen }
     }
 
@@ -97,7 +105,7 @@ impl<E> EventQueue<E> {
 
     /// The time `id` will fire, if still pending.
     pub fn deadline(&self, id: TimerId) -> Option<SimTime> {
-        self.is_pending(id).then(|| self.slots[id.slot as usize].time)
+        self.is_pending(id).then(|| self.heap[self.slots[id.slot as usize].pos as usize].time)
     }
 
     /// Cancels a pending event and returns it; `None` if it already fired or was cancelled.
@@ -111,8 +119,9 @@ impl<E> EventQueue<E> {
     }
 
     /// Time of the earliest pending event.
+    #[inline]
     pub fn peek_time(&self) -> Option<SimTime> {
-        self.heap.first().map(|&s| self.slots[s as usize].time)
+        self.heap.first().map(|e| e.time)
     }
 
     /// Moves the clock forward to `t` without an event (an open loop's caller advancing to a time when
@@ -124,15 +133,14 @@ impl<E> EventQueue<E> {
 
     /// Removes the earliest event and advances the clock to its time.
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
-        if self.heap.is_empty() {
-            return None;
+        let top = *self.heap.first()?;
+        let last = self.heap.pop().expect("not empty");
+        if !self.heap.is_empty() {
+            self.sift_down(0, last);
         }
-        let slot = self.heap[0];
-        self.remove_at(0);
-        let time = self.slots[slot as usize].time;
-        self.now = time;
+        self.now = top.time;
         self.popped += 1;
-        Some((time, self.release(slot)))
+        Some((top.time, self.release(top.slot)))
     }
 
     fn release(&mut self, slot: u32) -> E {
@@ -143,35 +151,32 @@ impl<E> EventQueue<E> {
         s.event.take().expect("scheduled slot holds an event")
     }
 
-    #[inline]
-    fn key(&self, heap_idx: usize) -> (SimTime, u64) {
-        let s = &self.slots[self.heap[heap_idx] as usize];
-        (s.time, s.seq)
-    }
-
+    /// Removes the entry at `pos`: the last entry fills the hole, then moves down or up to its place.
     fn remove_at(&mut self, pos: usize) {
-        let last = self.heap.len() - 1;
-        self.heap.swap(pos, last);
-        self.heap.pop();
+        let last = self.heap.pop().expect("not empty");
         if pos < self.heap.len() {
-            self.slots[self.heap[pos] as usize].pos = pos as u32;
-            self.sift_down(pos);
-            self.sift_up(pos);
+            self.sift_down(pos, last);
+            self.sift_up(self.slots[last.slot as usize].pos as usize);
         }
     }
 
+    /// Moves the entry at `i` up to its place (the hole travels; each moved entry's slot learns its
+    /// position once).
     fn sift_up(&mut self, mut i: usize) {
+        let e = self.heap[i];
         while i > 0 {
             let parent = (i - 1) / 2;
-            if self.key(i) >= self.key(parent) {
+            if !e.before(&self.heap[parent]) {
                 break;
             }
-            self.swap(i, parent);
+            self.place(i, self.heap[parent]);
             i = parent;
         }
+        self.place(i, e);
     }
 
-    fn sift_down(&mut self, mut i: usize) {
+    /// Puts `e` into the hole at `i` and moves it down to its place.
+    fn sift_down(&mut self, mut i: usize, e: Entry) {
         let n = self.heap.len();
         loop {
             let l = 2 * i + 1;
@@ -179,20 +184,20 @@ impl<E> EventQueue<E> {
                 break;
             }
             let r = l + 1;
-            let c = if r < n && self.key(r) < self.key(l) { r } else { l };
-            if self.key(c) >= self.key(i) {
+            let c = if r < n && self.heap[r].before(&self.heap[l]) { r } else { l };
+            if !self.heap[c].before(&e) {
                 break;
             }
-            self.swap(i, c);
+            self.place(i, self.heap[c]);
             i = c;
         }
+        self.place(i, e);
     }
 
     #[inline]
-    fn swap(&mut self, a: usize, b: usize) {
-        self.heap.swap(a, b);
-        self.slots[self.heap[a] as usize].pos = a as u32;
-        self.slots[self.heap[b] as usize].pos = b as u32;
+    fn place(&mut self, i: usize, e: Entry) {
+        self.heap[i] = e;
+        self.slots[e.slot as usize].pos = i as u32;
     }
 }
 
