@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from support import lasthop_cli, write_scenario
 
@@ -182,3 +183,23 @@ def test_the_controller_options_run_and_act() -> None:
     assert marks.result.summary["event_digest"] != base.result.summary["event_digest"]
     with pytest.raises(lasthop.ScenarioError, match=r"aps\[0\]\.mechanism\.lpq_source"):
         lasthop.Scenario.from_dict(_home(mechanism={**lpq.lastpq(), "lpq_source": "tail"}))
+
+
+def test_lp4_settling_reads_the_second_after_a_change() -> None:
+    """LP4's measure on hand-made windows: a change to 20 ms at 1 s (band [10, 19] ms); the first five
+    20-ms windows after it still at 25 ms, the rest at 15 ms: the first in band ends 120 ms after the
+    change, 45 of the second's 50 windows are in band (LP4 holds); with fifteen slow windows 35 of 50
+    (it does not). Windows before the change or after the second do not count."""
+    import pandas as pd
+
+    def windows(slow: int) -> pd.DataFrame:
+        ends = np.arange(1, 101) * 20.0  # 0–2 s
+        p = np.where((ends > 1000.0) & (ends <= 1000.0 + 20.0 * slow), 25.0, 15.0)
+        p[ends <= 1000.0] = 30.0
+        return pd.DataFrame({"end_ms": ends, "p_ms": p})
+
+    lat = pd.DataFrame({"t_ms": np.arange(1000.5, 2000.0, 1.0), "latency_ms": np.r_[np.full(100, 25.0), np.full(900, 15.0)]})
+    s = lpq.settling(lat, windows(5), 1000.0, 20.0)
+    assert s == {"first_in_band_ms": 120.0, "p95_first_s_ms": 25.0, "windows_in_band_first_s": 0.9, "lp4": True}
+    s = lpq.settling(lat, windows(15), 1000.0, 20.0)
+    assert (s["first_in_band_ms"], s["windows_in_band_first_s"], s["lp4"]) == (320.0, 0.7, False)

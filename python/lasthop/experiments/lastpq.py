@@ -367,6 +367,10 @@ def _plan_runtime(opts: Options) -> list[PlannedRun]:
 
 
 def _reduce_runtime(done: list[Done]) -> dict[str, Any]:
+    """Per location and demand: the phase's p95 (from 1 s after its change; 2 s from the cold start),
+    the share of 20-ms windows whose p95 is in the band [th_L, th_H] = [0.5 · ld, ld − 1 ms] (LP2) or
+    above the demand; and, for each run-time change, LP4's view of the second after it (see
+    :func:`settling`)."""
     rows = []
     for d in done:
         step_ms = d.planned.point["step_s"] * 1e3
@@ -382,8 +386,29 @@ def _reduce_runtime(done: list[Done]) -> dict[str, Any]:
                          "p95_ms": percentile(phase["latency_ms"], 95.0),
                          "windows_in_band": float(band.mean()) if len(w) else None,
                          "windows_above_demand": float((w["p_ms"] > ms).mean()) if len(w) else None,
-                         "vr_mbps": _flow(d, "vr")["goodput_mbps"]})
+                         "vr_mbps": _flow(d, "vr")["goodput_mbps"],
+                         **(settling(lat, win, lo, ms) if i else dict.fromkeys(SETTLING_KEYS))})
     return {"rows": rows, "paper": PAPER["runtime"]}
+
+
+SETTLING_KEYS = ("first_in_band_ms", "p95_first_s_ms", "windows_in_band_first_s", "lp4")
+
+
+def settling(lat: pd.DataFrame, win: pd.DataFrame, change_ms: float, demand_ms: float) -> dict[str, Any]:
+    """LP4 ("after each step the p95 is within its new band within 1 s") for a demand changed to
+    ``demand_ms`` at ``change_ms``, from the VR latencies ``lat`` and their 20-ms window p95s ``win``:
+    the time from the change to the end of the first window whose p95 is in the new band
+    (``first_in_band_ms``; None if none is within 1 s), the p95 of the latencies of the second after the
+    change, and the share of that second's windows in the band. ``lp4`` holds when that share is at
+    least LP2's 0.8: the controller has reached the new band within the second, not just touched it."""
+    lo, hi = 0.5 * demand_ms, demand_ms - 1.0
+    w = win[(win["end_ms"] > change_ms) & (win["end_ms"] <= change_ms + 1000.0)]
+    band = (w["p_ms"] >= lo) & (w["p_ms"] <= hi)
+    first = float(w["end_ms"][band].min() - change_ms) if band.any() else None
+    second = lat[(lat["t_ms"] > change_ms) & (lat["t_ms"] <= change_ms + 1000.0)]["latency_ms"]
+    share = float(band.mean()) if len(w) else None
+    return {"first_in_band_ms": first, "p95_first_s_ms": percentile(second, 95.0),
+            "windows_in_band_first_s": share, "lp4": share is not None and share >= 0.8}
 
 
 EXPERIMENTS = [
