@@ -12,12 +12,16 @@
 //!    driver, left the driver for the link, dropped), for the packets it was shown in step 1;
 //! 3. [`ApHook::on_delivered`]: the packet reached its station.
 //!
+//! Over 802.11, [`ApHook::on_air`] also sees every transmit event of the AP (each attempt's start with
+//! its access delay, each PSDU's completion), as the medium reports them.
+//!
 //! For an uplink packet from one of the AP's stations, [`ApHook::on_uplink`] decides: forward, hold
 //! until a release time, consume, or forward the client's congestion feedback for RTT samples only.
 //! The first hook (in installation order) that does not forward decides. [`ApHook::poll`] runs at the
 //! hook's [`ApHook::next_wakeup`] and emits packets from the AP toward the flows' senders (rewritten
 //! feedback, generated ACKs). Every method defaults to doing nothing.
 
+pub use crate::mac::medium::{AirEvent, AirReport};
 use crate::packet::{Hdr, NodeId, Packet};
 use crate::payload::Payloads;
 use crate::time::SimTime;
@@ -74,6 +78,10 @@ pub trait ApHook: Send + Sync {
     }
     /// An egress event for a packet it was shown.
     fn on_egress(&mut self, _now: SimTime, _ev: EgressEvent) {}
+    /// A transmit event of this AP on the air: an attempt start (with its access delay) or a
+    /// completion, with its MPDUs as (packet id, destination); for every PSDU the AP sends, not only
+    /// the packets shown to `on_downlink`.
+    fn on_air(&mut self, _now: SimTime, _ev: &AirEvent, _mpdus: &[(u64, NodeId)]) {}
     /// A downlink packet of this AP reached its station.
     fn on_delivered(&mut self, _now: SimTime, _pkt: &Packet) {}
     /// An uplink packet from one of this AP's stations.

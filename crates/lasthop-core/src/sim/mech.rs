@@ -18,7 +18,7 @@
 
 use super::world::{Event, Hop, World};
 use crate::engine::TimerId;
-use crate::mech::hook::{ApHook, EgressEvent, Generated, Uplink};
+use crate::mech::hook::{AirEvent, AirReport, ApHook, EgressEvent, Generated, Uplink};
 use crate::mech::zhuge::{Hold, Stage};
 use crate::packet::{Hdr, NodeId, Packet};
 use crate::payload::Payload;
@@ -72,8 +72,8 @@ pub(crate) struct Mechs {
     pub of_station: Vec<Range<usize>>,
     /// Per pipe: the hooks whose stand-in downlink it is.
     pub of_pipe: Vec<Range<usize>>,
-    /// MPDUs whose transmission began during a medium call: (packet id, destination).
-    pub air_started: Vec<(u64, NodeId)>,
+    /// The transmit events of the last medium call.
+    pub air: AirReport,
 }
 
 impl Mechs {
@@ -175,29 +175,44 @@ impl World {
         }
     }
 
-    /// The MPDUs the 802.11 medium started to send during its last call: those of an AP egress leave
-    /// `Q_v` at their first attempt, as the artifact's `WifiMacQueue` gives up an MPDU when it goes into
-    /// an A-MPDU (retries are the MAC's business, not the queue's).
-    pub(crate) fn drain_air_started(&mut self, now: SimTime) {
-        if self.mechs.air_started.is_empty() {
+    /// The transmit events of the 802.11 medium's last call, to the hooks of the transmitting AP
+    /// ([`ApHook::on_air`]); and the MPDUs whose attempts started: those of an AP egress leave `Q_v` at
+    /// their first attempt, as the artifact's `WifiMacQueue` gives up an MPDU when it goes into an
+    /// A-MPDU (retries are the MAC's business, not the queue's).
+    pub(crate) fn drain_air_report(&mut self, now: SimTime) {
+        if self.mechs.air.is_empty() {
             return;
         }
-        let mut started = std::mem::take(&mut self.mechs.air_started);
-        for &(id, dst) in &started {
-            for m in Mechs::get(&self.mechs.of_station, dst as usize) {
-                let mech = &mut self.mechs.list[m];
-                if mech.down_pipe.is_some() {
-                    continue;
+        let mut report = std::mem::take(&mut self.mechs.air);
+        for ev in report.events() {
+            let mpdus = report.mpdus(ev.mpdus());
+            for m in Mechs::get(&self.mechs.of_ap, ev.node() as usize) {
+                self.mechs.list[m].hook.on_air(now, ev, mpdus);
+            }
+            if matches!(ev, AirEvent::AttemptStart { .. }) {
+                for &(id, dst) in mpdus {
+                    self.left_driver(now, id, dst);
                 }
-                match mech.admitted.get_mut(&id) {
-                    Some(a) if !a.left_driver => a.left_driver = true,
-                    _ => continue,
-                }
-                mech.hook.on_egress(now, EgressEvent::Dequeue { id, dst });
             }
         }
-        started.clear();
-        self.mechs.air_started = started;
+        report.clear();
+        self.mechs.air = report;
+    }
+
+    /// MPDU `id` to `dst` started its first attempt over the air: it left the driver of the hooks that
+    /// admitted it.
+    fn left_driver(&mut self, now: SimTime, id: u64, dst: NodeId) {
+        for m in Mechs::get(&self.mechs.of_station, dst as usize) {
+            let mech = &mut self.mechs.list[m];
+            if mech.down_pipe.is_some() {
+                continue;
+            }
+            match mech.admitted.get_mut(&id) {
+                Some(a) if !a.left_driver => a.left_driver = true,
+                _ => continue,
+            }
+            mech.hook.on_egress(now, EgressEvent::Dequeue { id, dst });
+        }
     }
 
     /// Packet `id` to `dst` left the egress of the hooks in `r` (serialized on the stand-in link, or

@@ -133,8 +133,8 @@ impl World {
             }
             Event::Wifi(ev) => {
                 let m = self.medium.as_mut().expect("Wi-Fi events need a medium");
-                let air_started = (!self.mechs.is_empty()).then_some(&mut self.mechs.air_started);
-                let mut out = Outputs { log: &mut self.log, delivered: &mut self.delivered, dropped: &mut self.drops, air_started };
+                let air = (!self.mechs.is_empty()).then_some(&mut self.mechs.air);
+                let mut out = Outputs { log: &mut self.log, delivered: &mut self.delivered, dropped: &mut self.drops, air };
                 m.handle(now, ev, &mut WifiSched(&mut self.q), &mut out);
                 self.drain(now);
             }
@@ -143,7 +143,7 @@ impl World {
 
     /// Processes what the medium delivered and dropped.
     fn drain(&mut self, now: SimTime) {
-        self.drain_air_started(now);
+        self.drain_air_report(now);
         while let Some(d) = self.drops.pop() {
             self.dropped(now, d);
         }
@@ -175,10 +175,10 @@ impl World {
             Hop::Pipe(p) => p,
             Hop::Wifi(next) => {
                 let m = self.medium.as_mut().expect("Wi-Fi hops need a medium");
-                let air_started = (!self.mechs.is_empty()).then_some(&mut self.mechs.air_started);
-                let mut out = Outputs { log: &mut self.log, delivered: &mut self.delivered, dropped: &mut self.drops, air_started };
+                let air = (!self.mechs.is_empty()).then_some(&mut self.mechs.air);
+                let mut out = Outputs { log: &mut self.log, delivered: &mut self.delivered, dropped: &mut self.drops, air };
                 m.enqueue(now, at, next, pkt, &mut WifiSched(&mut self.q), &mut out);
-                self.drain_air_started(now);
+                self.drain_air_report(now);
                 if !self.drops.is_empty() {
                     let ds: Vec<Dropped> = self.drops.drain(..).collect();
                     for d in ds {

@@ -748,3 +748,127 @@ fn qair_qp3_equilibrium_level() {
         assert!(busy_off > n as f64 - 0.2, "N = {n}: {busy_off:.2} nodes busy without QAir");
     }
 }
+
+/// A toy hook that only watches the AP's transmit events on the air ([`ApHook::on_air`]): attempt starts
+/// with their access delay, completions. Written entirely here.
+mod air_watch {
+    use lasthop_core::mech::hook::{AirEvent, ApHook};
+    use lasthop_core::mech::{InstallError, Mechanism, NodeBuilder, Role};
+    use lasthop_core::packet::NodeId;
+    use lasthop_core::time::SimTime;
+    use std::collections::BTreeMap;
+
+    pub struct AirWatch;
+
+    #[derive(Default)]
+    struct Hook {
+        starts: u64,
+        first_starts: u64,
+        /// Access delays of first attempts that followed a successful exchange, ns.
+        access_ns: Vec<u64>,
+        completions: u64,
+        attempts_completed: u64,
+        acked: u64,
+        /// MPDUs of each PSDU in the air, by the packet id of its first MPDU.
+        open: BTreeMap<u64, Vec<u64>>,
+        mismatched: u64,
+        last_success: bool,
+    }
+
+    impl ApHook for Hook {
+        fn on_air(&mut self, _now: SimTime, ev: &AirEvent, mpdus: &[(u64, NodeId)]) {
+            let ids: Vec<u64> = mpdus.iter().map(|m| m.0).collect();
+            match *ev {
+                AirEvent::AttemptStart { attempt, access_delay, .. } => {
+                    self.starts += 1;
+                    if attempt == 1 {
+                        self.first_starts += 1;
+                        if self.last_success {
+                            self.access_ns.push(access_delay.as_ns());
+                        }
+                        self.open.insert(ids[0], ids);
+                    } else if self.open.get(&ids[0]) != Some(&ids) {
+                        self.mismatched += 1;
+                    }
+                }
+                AirEvent::Complete { success, attempts, acked, .. } => {
+                    self.completions += 1;
+                    self.attempts_completed += attempts as u64;
+                    self.acked += acked as u64;
+                    self.last_success = success;
+                    if self.open.remove(&ids[0]) != Some(ids) {
+                        self.mismatched += 1;
+                    }
+                }
+            }
+        }
+        fn stats(&self) -> (&'static str, Vec<serde_json::Value>) {
+            let mean = self.access_ns.iter().sum::<u64>() as f64 / self.access_ns.len().max(1) as f64;
+            let v = serde_json::json!({ "starts": self.starts, "first_starts": self.first_starts, "completions": self.completions,
+                "attempts_completed": self.attempts_completed, "acked": self.acked, "mismatched": self.mismatched,
+                "mean_access_us": mean / 1e3, "min_access_ns": self.access_ns.iter().min(), "max_access_ns": self.access_ns.iter().max(),
+                "samples": self.access_ns.len() });
+            ("air_watch", vec![v])
+        }
+    }
+
+    impl Mechanism for AirWatch {
+        fn name(&self) -> &'static str {
+            "air_watch"
+        }
+        fn roles(&self) -> &'static [Role] {
+            &[]
+        }
+        fn install(&self, node: &mut NodeBuilder) -> Result<(), InstallError> {
+            node.add_hook(self.name(), Box::new(Hook::default()));
+            Ok(())
+        }
+    }
+}
+
+/// The medium's transmit events as a hook sees them, on one downlink kept backlogged with no other sender:
+/// every attempt start is matched by a completion carrying the same MPDUs, completions count every
+/// attempt, and a first attempt after a success waits AIFS plus a backoff uniform over 0..=CWmin
+/// slots: BE at 5 GHz, 16 µs + 3 · 9 µs + 7.5 · 9 µs = 110.5 µs on average, 43 to 178 µs.
+#[test]
+fn a_hook_sees_each_attempt_with_its_access_delay_and_each_completion() {
+    use lasthop_core::sim::Sim;
+    let toml = r#"
+duration_s = 10
+[[servers]]
+name = "server"
+[[aps]]
+name = "ap"
+last_hop = { type = "wifi", standard = "ht", profile = "ns3", rate_control = { type = "fixed", mcs = 7 } }
+[[stations]]
+name = "sta"
+channel = { type = "fixed_snr", snr_db = 40 }
+[[links]]
+a = "server"
+b = "ap"
+rate_mbps = 1000
+delay_ms = 1
+[[flows]]
+name = "down"
+type = "saturated"
+backlog = 400
+from = "server"
+to = "sta"
+"#;
+    let sc = Scenario::from_toml_str(toml, Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+    let mut s = Sim::with_mechanisms(&sc, 1, &[("ap", &air_watch::AirWatch)]).unwrap();
+    s.advance_to(s.end());
+    let out = s.finish();
+    let w = &out.components["mechanisms"][0]["flows"][0];
+    let n = |k: &str| w[k].as_u64().unwrap();
+    assert!(n("first_starts") > 1_000, "{w}");
+    assert_eq!(n("mismatched"), 0, "{w}");
+    // Each PSDU completes once, after all its attempts (one may still be on the air at the end).
+    assert!(n("first_starts") - n("completions") <= 1, "{w}");
+    assert!(n("starts") - n("attempts_completed") <= 8, "{w}");
+    assert!(n("acked") > 0);
+    let mean = w["mean_access_us"].as_f64().unwrap();
+    assert!((mean - 110.5).abs() < 110.5 * 0.05, "mean access delay {mean} µs: {w}");
+    assert_eq!(n("min_access_ns"), 43_000, "{w}");
+    assert_eq!(n("max_access_ns"), 178_000, "{w}");
+}

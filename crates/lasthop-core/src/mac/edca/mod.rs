@@ -86,12 +86,14 @@ pub struct Edcaf {
     b_start: SimTime,
     retries: u32,
     pub access: Access,
+    /// When access was last requested (the start of the wait a transmit event reports as access delay).
+    pub requested_at: SimTime,
 }
 
 impl Edcaf {
     /// A fresh EDCAF with CW = CWmin and a first backoff drawn, as ns-3's `Txop::DoInitialize`.
     pub fn new(params: EdcaParams, qos: bool, retry_limit: u32, rng: &mut Rng) -> Self {
-        let mut e = Edcaf { params, qos, retry_limit, cw: params.cw_min, slots: 0, b_start: SimTime::ZERO, retries: 0, access: Access::NotRequested };
+        let mut e = Edcaf { params, qos, retry_limit, cw: params.cw_min, slots: 0, b_start: SimTime::ZERO, retries: 0, access: Access::NotRequested, requested_at: SimTime::ZERO };
         e.slots = rng.uniform_inclusive(e.cw);
         e
     }
@@ -134,6 +136,7 @@ impl Edcaf {
             return;
         }
         self.access = Access::Requested;
+        self.requested_at = now;
         if !queue_was_empty {
             return;
         }

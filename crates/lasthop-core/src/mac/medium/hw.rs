@@ -48,7 +48,9 @@ impl Medium {
         let mut received = std::mem::take(&mut n.spare);
         received.clear();
         received.resize(psdu.mpdus.len(), false);
-        n.path.complete(now, psdu, TxStatus { success: false, received: &received, attempts }, &mut po);
+        let st = TxStatus { success: false, received: &received, attempts };
+        super::report_air_complete(&mut out.air, n.node, ac, &psdu, st);
+        n.path.complete(now, psdu, st, &mut po);
         n.spare = received;
         self.apply_releases(out);
     }

@@ -50,6 +50,8 @@ use crate::time::{SimDuration, SimTime};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+pub use air_report::{AirEvent, AirReport, MpduSpan};
+
 /// Events of the medium.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WifiEvent {
@@ -79,9 +81,9 @@ pub struct Outputs<'a> {
     /// Packets received at node (in order, after reordering).
     pub delivered: &'a mut Vec<(NodeId, Packet)>,
     pub dropped: &'a mut Vec<Dropped>,
-    /// When set, every MPDU whose transmission attempt starts, as (packet id, destination): what an AP
-    /// mechanism sees leave the driver queue for the air (`sim::mech`).
-    pub air_started: Option<&'a mut Vec<(u64, NodeId)>>,
+    /// When set, the transmit events of the call (attempt starts, completions), for the mechanisms'
+    /// hooks (`sim::mech`).
+    pub air: Option<&'a mut AirReport>,
 }
 
 /// Counters per link (transmitter → receiver).
@@ -144,6 +146,9 @@ struct Hw {
     series: usize,
     tries: u8,
     attempts: u32,
+    /// Since when its next attempt waits for the medium: it came to the head of the hardware queue,
+    /// or its last exchange ended.
+    waiting_since: SimTime,
 }
 
 /// The exchange a node has on the air or awaits the response of.
@@ -482,8 +487,11 @@ impl Medium {
         let n = &mut self.nodes[ni as usize];
         let ac = if n.qos { eidx } else { 0 };
         if n.hw[ac].is_none() {
+            // It has waited since its EDCAF asked for the medium, or, within a TXOP, since the last
+            // response ended.
+            let waiting_since = if budget.is_some() { now } else { n.edcaf[eidx].requested_at };
             let mut po = PathOut { log: out.log, dropped: out.dropped, releases: &mut self.releases };
-            n.hw[ac] = n.path.head(now, ac, budget, &mut po).map(|psdu| Hw { psdu, series: 0, tries: 0, attempts: 0 });
+            n.hw[ac] = n.path.head(now, ac, budget, &mut po).map(|psdu| Hw { psdu, series: 0, tries: 0, attempts: 0, waiting_since });
             self.apply_releases(out);
         }
         self.nodes[ni as usize].hw[ac].is_some()
@@ -512,8 +520,10 @@ impl Medium {
         for m in &hw.psdu.mpdus {
             out.log.stamp_first(m.pkt.id, Stage::AirStart, now);
         }
-        if let Some(a) = out.air_started.as_deref_mut() {
-            a.extend(hw.psdu.mpdus.iter().map(|m| (m.pkt.id, m.pkt.dst)));
+        if let Some(r) = out.air.as_deref_mut() {
+            let mpdus = r.span(hw.psdu.mpdus.iter().map(|m| (m.pkt.id, m.pkt.dst)));
+            let (ac, attempt, access_delay) = (ac as u8, hw.attempts + 1, now - hw.waiting_since);
+            r.push(AirEvent::AttemptStart { node: n.node, ac, attempt, access_delay, mpdus });
         }
         let mut received = std::mem::take(&mut n.spare);
         received.clear();
@@ -673,6 +683,7 @@ impl Medium {
         let hw = n.hw[ac].as_mut().expect("exchange PSDU");
         hw.attempts += 1;
         hw.tries += 1;
+        hw.waiting_since = now;
         let mut exhausted = false;
         let done = if success {
             true
@@ -696,6 +707,7 @@ impl Medium {
             self.links[hw.psdu.link as usize].stats.mpdus_acked += acked;
             let st = TxStatus { success, received: &ex.received, attempts: hw.attempts };
             let n = &mut self.nodes[ni as usize];
+            report_air_complete(&mut out.air, n.node, ac, &hw.psdu, st);
             let mut po = PathOut { log: out.log, dropped: out.dropped, releases: &mut self.releases };
             n.path.complete(now, hw.psdu, st, &mut po);
             self.apply_releases(out);
@@ -759,7 +771,17 @@ impl Node {
     }
 }
 
+/// Reports a PSDU's completion to `out.air`, when it is collected.
+fn report_air_complete(tx: &mut Option<&mut AirReport>, node: NodeId, ac: usize, psdu: &Psdu, st: TxStatus<'_>) {
+    if let Some(r) = tx.as_deref_mut() {
+        let mpdus = r.span(psdu.mpdus.iter().map(|m| (m.pkt.id, m.pkt.dst)));
+        let acked = st.received.iter().filter(|&&x| x).count() as u32;
+        r.push(AirEvent::Complete { node, ac: ac as u8, success: st.success, attempts: st.attempts, acked, mpdus });
+    }
+}
+
 mod hw;
+mod air_report;
 mod rx;
 mod setup;
 #[cfg(test)]

@@ -54,7 +54,7 @@ fn pair(snr_db: f64, dl: u8, ul: u8) -> Medium {
 fn run_until(m: &mut Medium, q: &mut Q, log: &mut PacketLog, trace: &mut Vec<MediumTrace>, stop: impl Fn(&MediumTrace) -> bool) {
     let (mut delivered, mut dropped) = (Vec::new(), Vec::new());
     while let Some((now, ev)) = q.0.pop() {
-        let mut out = Outputs { log, delivered: &mut delivered, dropped: &mut dropped, air_started: None };
+        let mut out = Outputs { log, delivered: &mut delivered, dropped: &mut dropped, air: None };
         m.handle(now, ev, q, &mut out);
         let new = m.take_trace();
         let hit = new.iter().any(&stop);
@@ -76,12 +76,12 @@ fn receiver_of_an_errored_frame_waits_eifs() {
     let mut q = Q(EventQueue::new());
     let mut log = PacketLog::new(false);
     let (mut delivered, mut dropped) = (Vec::new(), Vec::new());
-    let mut out = Outputs { log: &mut log, delivered: &mut delivered, dropped: &mut dropped, air_started: None };
+    let mut out = Outputs { log: &mut log, delivered: &mut delivered, dropped: &mut dropped, air: None };
     m.enqueue(SimTime::ZERO, 0, 1, pkt(0, 0, 1), &mut q, &mut out);
     let mut trace = Vec::new();
     run_until(&mut m, &mut q, &mut log, &mut trace, |e| matches!(e, MediumTrace::PpduStart { node: 0, .. }));
     let now = q.0.now();
-    let mut out = Outputs { log: &mut log, delivered: &mut delivered, dropped: &mut dropped, air_started: None };
+    let mut out = Outputs { log: &mut log, delivered: &mut delivered, dropped: &mut dropped, air: None };
     m.enqueue(now, 1, 0, pkt(1, 1, 0), &mut q, &mut out);
     run_until(&mut m, &mut q, &mut log, &mut trace, |e| matches!(e, MediumTrace::PpduStart { node: 1, .. }));
     let ap_end = trace.iter().find_map(|e| match e {
@@ -127,7 +127,7 @@ fn same_slot_backoffs_collide() {
         let mut q = Q(EventQueue::new());
         let mut log = PacketLog::new(false);
         let (mut d, mut x) = (Vec::new(), Vec::new());
-        let mut out = Outputs { log: &mut log, delivered: &mut d, dropped: &mut x, air_started: None };
+        let mut out = Outputs { log: &mut log, delivered: &mut d, dropped: &mut x, air: None };
         m.enqueue(SimTime::ZERO, 1, 0, pkt(0, 1, 0), &mut q, &mut out);
         m.enqueue(SimTime::ZERO, 2, 0, pkt(1, 2, 0), &mut q, &mut out);
         let mut trace = Vec::new();
@@ -167,7 +167,7 @@ fn law_pair(extra: &str, law: crate::mech::law::LawParams, snr_db: f64, seed: u6
 fn until_time_limit_returns(m: &mut Medium, q: &mut Q, log: &mut PacketLog, trace: &mut Vec<MediumTrace>, n: u64) -> SimTime {
     let (mut delivered, mut dropped) = (Vec::new(), Vec::new());
     while let Some((now, ev)) = q.0.pop() {
-        let mut out = Outputs { log, delivered: &mut delivered, dropped: &mut dropped, air_started: None };
+        let mut out = Outputs { log, delivered: &mut delivered, dropped: &mut dropped, air: None };
         m.handle(now, ev, q, &mut out);
         trace.extend(m.take_trace());
         if m.nodes[0].stats.hw_time_limit_returns >= n {
@@ -197,7 +197,7 @@ fn law_limit_h_returns_a_backing_off_psdu_at_the_exact_deadline() {
         let mut log = PacketLog::new(true);
         let (mut delivered, mut dropped) = (Vec::new(), Vec::new());
         log.open(&pkt(0, 0, 1));
-        let mut out = Outputs { log: &mut log, delivered: &mut delivered, dropped: &mut dropped, air_started: None };
+        let mut out = Outputs { log: &mut log, delivered: &mut delivered, dropped: &mut dropped, air: None };
         m.enqueue(SimTime::ZERO, 0, 1, pkt(0, 0, 1), &mut q, &mut out);
         let mut trace = Vec::new();
         let at = until_time_limit_returns(&mut m, &mut q, &mut log, &mut trace, 1);
@@ -226,7 +226,7 @@ fn law_limit_h_waits_for_the_exchange_on_the_air() {
     let mut q = Q(EventQueue::new());
     let mut log = PacketLog::new(false);
     let (mut delivered, mut dropped) = (Vec::new(), Vec::new());
-    let mut out = Outputs { log: &mut log, delivered: &mut delivered, dropped: &mut dropped, air_started: None };
+    let mut out = Outputs { log: &mut log, delivered: &mut delivered, dropped: &mut dropped, air: None };
     m.enqueue(SimTime::ZERO, 0, 1, pkt(0, 0, 1), &mut q, &mut out);
     let mut trace = Vec::new();
     let at = until_time_limit_returns(&mut m, &mut q, &mut log, &mut trace, 1);
@@ -271,17 +271,17 @@ fn a_frame_arriving_during_another_ac_s_exchange_requests_access() {
         let mut log = PacketLog::new(false);
         let (mut delivered, mut dropped) = (Vec::new(), Vec::new());
         for i in 0..20 {
-            let mut out = Outputs { log: &mut log, delivered: &mut delivered, dropped: &mut dropped, air_started: None };
+            let mut out = Outputs { log: &mut log, delivered: &mut delivered, dropped: &mut dropped, air: None };
             m.enqueue(SimTime::ZERO, 0, 1, pkt(i, 0, 1), &mut q, &mut out);
         }
         let mut trace = Vec::new();
         run_until(&mut m, &mut q, &mut log, &mut trace, |e| matches!(e, MediumTrace::PpduStart { node: 0, .. }));
         let now = q.0.now();
         let video = Packet { dscp: 40, ..pkt(100, 0, 1) };
-        let mut out = Outputs { log: &mut log, delivered: &mut delivered, dropped: &mut dropped, air_started: None };
+        let mut out = Outputs { log: &mut log, delivered: &mut delivered, dropped: &mut dropped, air: None };
         m.enqueue(now, 0, 1, video, &mut q, &mut out);
         while let Some((t, ev)) = q.0.pop() {
-            let mut out = Outputs { log: &mut log, delivered: &mut delivered, dropped: &mut dropped, air_started: None };
+            let mut out = Outputs { log: &mut log, delivered: &mut delivered, dropped: &mut dropped, air: None };
             m.handle(t, ev, &mut q, &mut out);
         }
         let order: Vec<u64> = delivered.iter().map(|(_, p)| p.id).collect();
@@ -302,7 +302,7 @@ fn the_winning_node_s_other_acs_freeze_their_countdown() {
     let mut q = Q(EventQueue::new());
     let mut log = PacketLog::new(false);
     let (mut delivered, mut dropped) = (Vec::new(), Vec::new());
-    let mut out = Outputs { log: &mut log, delivered: &mut delivered, dropped: &mut dropped, air_started: None };
+    let mut out = Outputs { log: &mut log, delivered: &mut delivered, dropped: &mut dropped, air: None };
     m.enqueue(SimTime::ZERO, 0, 1, pkt(0, 0, 1), &mut q, &mut out);
     m.enqueue(SimTime::ZERO, 0, 1, Packet { dscp: 40, ..pkt(1, 0, 1) }, &mut q, &mut out);
     let mut trace = Vec::new();
