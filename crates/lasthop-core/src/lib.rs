@@ -49,6 +49,7 @@ pub mod queue;
 pub mod ratectl;
 pub mod rtc;
 pub mod scenario;
+pub mod seqmap;
 pub mod sim;
 pub mod stats;
 pub mod transport;

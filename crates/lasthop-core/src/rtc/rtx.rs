@@ -12,7 +12,6 @@ use super::rtp::RtpPacket;
 use crate::time::{SimDuration, SimTime};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 
 /// RTX original-sequence-number field, bytes (RFC 4588 §4).
 pub const RTX_OSN_BYTES: u32 = 2;
@@ -54,13 +53,13 @@ struct Entry {
 #[derive(Clone, Debug, Default)]
 pub struct RtxSender {
     params: RtxParams,
-    history: BTreeMap<u64, Entry>,
+    history: crate::seqmap::SeqMap<Entry>,
     stats: RtxStats,
 }
 
 impl RtxSender {
     pub fn new(params: RtxParams) -> Self {
-        RtxSender { params, history: BTreeMap::new(), stats: RtxStats::default() }
+        RtxSender { params, history: crate::seqmap::SeqMap::new(), stats: RtxStats::default() }
     }
 
     /// A packet left the pacer at `now`; media packets (and their retransmissions) are remembered.
@@ -69,11 +68,15 @@ impl RtxSender {
             return;
         }
         let horizon = SimDuration::from_ms(self.params.history_ms as u64);
-        while self.history.first_key_value().is_some_and(|(_, e)| now.saturating_since(e.first_sent) > horizon) {
+        while self.history.first().is_some_and(|(_, e)| now.saturating_since(e.first_sent) > horizon) {
             self.history.pop_first();
         }
-        let e = self.history.entry(p.seq).or_insert(Entry { packet: *p, first_sent: now, last_sent: now });
-        e.last_sent = now;
+        match self.history.get_mut(p.seq) {
+            Some(e) => e.last_sent = now,
+            None => {
+                self.history.insert(p.seq, Entry { packet: *p, first_sent: now, last_sent: now });
+            }
+        }
     }
 
     /// A NACK for `seqs` arrived at `now`; returns the retransmissions to queue.
@@ -81,7 +84,7 @@ impl RtxSender {
         let mut out = vec![];
         for seq in seqs {
             self.stats.nacked += 1;
-            let Some(e) = self.history.get_mut(seq) else {
+            let Some(e) = self.history.get_mut(*seq) else {
                 self.stats.not_in_history += 1;
                 continue;
             };

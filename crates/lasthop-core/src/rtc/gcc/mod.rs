@@ -232,7 +232,7 @@ pub struct GccStats {
 #[derive(Clone, Debug)]
 pub struct Gcc {
     params: GccParams,
-    history: BTreeMap<u64, Record>,
+    history: crate::seqmap::SeqMap<Record>,
     inter_arrival: InterArrival,
     trendline: Trendline,
     aimd: Aimd,
@@ -264,7 +264,7 @@ impl Gcc {
             clusters: BTreeMap::new(),
             pending_probes: vec![],
             started: false,
-            history: BTreeMap::new(),
+            history: crate::seqmap::SeqMap::new(),
             last_feedback: None,
             rtts_ms: VecDeque::with_capacity(RTT_REPORTS),
             stats: GccStats::default(),
@@ -276,7 +276,7 @@ impl Gcc {
     pub fn on_packet_sent(&mut self, p: SentPacket) {
         let rec = Record { send_time: p.send_time, size: p.size_bytes, status: Status::Unreported, probe: p.probe_cluster };
         self.history.insert(p.transport_seq, rec);
-        while self.history.first_key_value().is_some_and(|(_, r)| p.send_time.saturating_since(r.send_time) > SEND_HISTORY) {
+        while self.history.first().is_some_and(|(_, r)| p.send_time.saturating_since(r.send_time) > SEND_HISTORY) {
             self.history.pop_first();
         }
     }
@@ -294,7 +294,7 @@ impl Gcc {
     fn match_feedback(&mut self, fb: &TwccFeedback) -> (Vec<PacketResult>, i64, u64) {
         let (mut results, mut lost, mut expected) = (vec![], 0i64, 0u64);
         for st in fb.packets() {
-            let Some(rec) = self.history.get_mut(&st.seq) else {
+            let Some(rec) = self.history.get_mut(st.seq) else {
                 self.stats.statuses_ignored += 1;
                 continue;
             };
