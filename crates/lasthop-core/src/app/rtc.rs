@@ -27,7 +27,6 @@ use crate::time::{SimDuration, SimTime};
 use crate::units::BitRate;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 
 /// How the sender picks its bitrate: `{ type = "gcc", ... }` (default) or `{ type = "fixed", rate_mbps = 10 }`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -143,7 +142,7 @@ pub struct RtcSamples {
     pub rtt: Vec<(SimTime, SimDuration)>,
     /// Capture time of each encoded frame the receiver has neither decoded nor given up yet (for the
     /// frame log of a frame given up), by frame id; those older than `FRAME_HISTORY` are forgotten.
-    pub in_flight: BTreeMap<u64, SimTime>,
+    pub in_flight: crate::seqmap::SeqMap<SimTime>,
     /// Bytes of the frames captured from the measurement start on (the flow's bitrate).
     pub frame_bytes: u64,
 }
@@ -165,7 +164,7 @@ pub struct RtcSession {
     stop: SimTime,
     measure_from: SimTime,
     /// Send times by transport sequence number, for RTT from receiver reports.
-    sent_at: BTreeMap<u64, SimTime>,
+    sent_at: crate::seqmap::SeqMap<SimTime>,
     srtt: Option<SimDuration>,
     pub samples: RtcSamples,
     events: Vec<ReceiverEvent>,
@@ -200,7 +199,7 @@ impl RtcSession {
             quality,
             stop,
             measure_from,
-            sent_at: BTreeMap::new(),
+            sent_at: crate::seqmap::SeqMap::new(),
             srtt: None,
             samples: RtcSamples::default(),
             events: Vec::new(),
@@ -228,7 +227,7 @@ impl RtcSession {
                     self.samples.frame_bytes += frame.size_bytes;
                 }
                 let horizon = SimTime(now.as_ns().saturating_sub(FRAME_HISTORY.as_ns()));
-                while self.samples.in_flight.first_key_value().is_some_and(|(_, &c)| c < horizon) {
+                while self.samples.in_flight.first().is_some_and(|(_, &c)| c < horizon) {
                     self.samples.in_flight.pop_first();
                 }
                 let repairs = self.fec.protect(&frame.packets);
@@ -268,7 +267,7 @@ impl RtcSession {
         match &m.body {
             RtcpBody::Twcc(fb) => {
                 for st in fb.packets().into_iter().filter(|_| m.for_rtt) {
-                    let (Some(arrival), Some(&sent)) = (st.arrival, self.sent_at.get(&st.seq)) else { continue };
+                    let (Some(arrival), Some(&sent)) = (st.arrival, self.sent_at.get(st.seq)) else { continue };
                     let rtt = now.saturating_since(sent).saturating_sub(m.created.saturating_since(arrival));
                     self.samples.rtt.push((now, rtt));
                     self.srtt = Some(match self.srtt {
@@ -280,7 +279,7 @@ impl RtcSession {
                     self.rx.set_rtt(srtt);
                 }
                 let horizon = SimTime(now.as_ns().saturating_sub(SENT_HISTORY.as_ns()));
-                while self.sent_at.first_key_value().is_some_and(|(_, &t)| t < horizon) {
+                while self.sent_at.first().is_some_and(|(_, &t)| t < horizon) {
                     self.sent_at.pop_first();
                 }
                 if let Some(gcc) = self.gcc.as_mut().filter(|_| m.for_cc) {
@@ -304,11 +303,11 @@ impl RtcSession {
         for e in &events {
             match e {
                 ReceiverEvent::Decoded(d) => {
-                    self.samples.in_flight.remove(&d.frame_id);
+                    self.samples.in_flight.remove(d.frame_id);
                     self.quality.on_decoded(d)
                 }
                 ReceiverEvent::Dropped { frame_id, at } => {
-                    let capture = self.samples.in_flight.remove(frame_id);
+                    let capture = self.samples.in_flight.remove(*frame_id);
                     self.quality.on_dropped(*frame_id, capture, *at)
                 }
                 ReceiverEvent::Nack { seqs, .. } => {
