@@ -89,6 +89,52 @@ struct Sent {
     state: PacketDeliveryState,
 }
 
+/// The scoreboard's entries in sequence order. New segments only ever come at the end (at `snd_nxt`)
+/// and a retransmission replaces its own entry, so a sorted ring does what a `BTreeMap` did, without
+/// a tree walk per segment and per ACK.
+#[derive(Debug, Default)]
+struct Scoreboard(std::collections::VecDeque<(u64, Sent)>);
+
+impl Scoreboard {
+    fn find(&self, seq: u64) -> Result<usize, usize> {
+        self.0.binary_search_by_key(&seq, |e| e.0)
+    }
+    fn get(&self, seq: u64) -> Option<&Sent> {
+        self.find(seq).ok().map(|i| &self.0[i].1)
+    }
+    fn contains(&self, seq: u64) -> bool {
+        self.find(seq).is_ok()
+    }
+    /// Inserts or replaces `seq`'s entry; returns the replaced one.
+    fn insert(&mut self, seq: u64, s: Sent) -> Option<Sent> {
+        match self.find(seq) {
+            Ok(i) => Some(std::mem::replace(&mut self.0[i].1, s)),
+            Err(i) => {
+                self.0.insert(i, (seq, s));
+                None
+            }
+        }
+    }
+    fn first(&self) -> Option<(u64, Sent)> {
+        self.0.front().copied()
+    }
+    fn pop_first(&mut self) {
+        self.0.pop_front();
+    }
+    /// The entries whose first byte is in `[a, b)`.
+    fn range_mut(&mut self, a: u64, b: u64) -> impl DoubleEndedIterator<Item = &mut (u64, Sent)> {
+        let lo = self.0.partition_point(|e| e.0 < a);
+        let hi = self.0.partition_point(|e| e.0 < b).max(lo);
+        self.0.range_mut(lo..hi)
+    }
+    fn iter_mut(&mut self) -> impl DoubleEndedIterator<Item = &mut (u64, Sent)> {
+        self.0.iter_mut()
+    }
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
 /// The sending end of a bulk transfer (`limit` bytes, or unlimited).
 #[derive(Debug)]
 pub struct TcpSender {
@@ -100,7 +146,7 @@ pub struct TcpSender {
     snd_una: u64,
     snd_nxt: u64,
     /// The scoreboard: every unacknowledged segment by its first byte.
-    in_flight: BTreeMap<u64, Sent>,
+    in_flight: Scoreboard,
     /// Scoreboard entries marked lost, SACKed, and retransmitted: with none SACKed or retransmitted no
     /// segment can be judged lost, and with none lost there is nothing to repair, so the per-ACK scans
     /// are skipped (they are O(window)).
@@ -137,7 +183,7 @@ impl TcpSender {
             limit,
             snd_una: 0,
             snd_nxt: 0,
-            in_flight: BTreeMap::new(),
+            in_flight: Scoreboard::default(),
             n_lost: 0,
             lost_set: std::collections::BTreeSet::new(),
             n_sacked: 0,
@@ -197,7 +243,7 @@ impl TcpSender {
         }
         self.fast_rtx = false;
         let seg = if let Some(seq) = self.next_lost() {
-            Segment { seq, len: self.in_flight[&seq].len }
+            Segment { seq, len: self.in_flight.get(seq).expect("a lost segment is on the scoreboard").len }
         } else {
             let left = self.limit.map_or(u64::MAX, |l| l.saturating_sub(self.snd_nxt));
             if left == 0 {
@@ -215,7 +261,7 @@ impl TcpSender {
     fn on_transmit(&mut self, now: SimTime, seg: Segment) {
         let prior = self.pipe;
         let state = self.rate.on_sent(now, prior);
-        let retransmitted = self.in_flight.contains_key(&seg.seq);
+        let retransmitted = self.in_flight.contains(seg.seq);
         if retransmitted {
             self.stats.retransmissions += 1;
         }
@@ -253,12 +299,11 @@ impl TcpSender {
         let mut acked = Vec::new();
         let mut bytes = 0u64;
         let mut rtt = None;
-        while let Some((&seq, s)) = self.in_flight.first_key_value() {
+        while let Some((seq, s)) = self.in_flight.first() {
             if seq + s.len as u64 > ack {
                 break;
             }
-            let s = *s;
-            self.in_flight.remove(&seq);
+            self.in_flight.pop_first();
             self.forget(seq, &s);
             if s.sacked {
                 continue; // already counted as delivered when it was SACKed
@@ -275,7 +320,8 @@ impl TcpSender {
         }
         self.snd_una = self.snd_una.max(ack);
         for &(a, b) in sack {
-            for (&seq, s) in self.in_flight.range_mut(a..b.max(a)) {
+            for (seq, s) in self.in_flight.range_mut(a, b.max(a)) {
+                let seq = *seq;
                 if !s.sacked && seq + s.len as u64 <= b {
                     s.sacked = true;
                     self.n_sacked += 1;
@@ -323,7 +369,8 @@ impl TcpSender {
         let rack_sent = self.rack_sent;
         let mut above = 0u64;
         let mut newly = None;
-        for (&seq, s) in self.in_flight.iter_mut().rev() {
+        for (seq, s) in self.in_flight.iter_mut().rev() {
+            let seq = *seq;
             let lost = if s.retransmitted { s.sent + reo < rack_sent } else { above >= thresh };
             if s.sacked {
                 above += s.len as u64;
@@ -380,7 +427,8 @@ impl TcpSender {
         self.cc.on_rto(now);
         self.rto = (self.rto * 2).min(SimDuration::from_secs(120));
         self.recover = Some(self.snd_nxt);
-        for (&seq, s) in self.in_flight.iter_mut() {
+        for (seq, s) in self.in_flight.iter_mut() {
+            let seq = *seq;
             if !s.sacked && !s.lost {
                 s.lost = true;
                 self.n_lost += 1;
