@@ -8,7 +8,6 @@
 use crate::app::rtc::Rtcp;
 use crate::rtc::rtp::RtpPacket;
 use crate::time::SimTime;
-use std::collections::BTreeMap;
 
 /// The payload of one packet in flight.
 #[derive(Debug)]
@@ -23,9 +22,10 @@ pub enum Payload {
     Rtcp(Rtcp),
 }
 
-/// Payloads of the packets in flight.
+/// Payloads of the packets in flight, by packet id. A hash map: it is only ever looked up by id, never
+/// iterated, so its order cannot reach the model (the sim's "no HashMap iteration on the event path").
 #[derive(Debug, Default)]
-pub struct Payloads(BTreeMap<u64, Payload>);
+pub struct Payloads(rustc_hash::FxHashMap<u64, Payload>);
 
 impl Payloads {
     pub(crate) fn insert(&mut self, id: u64, p: Payload) {
