@@ -193,12 +193,13 @@ def test_lp4_settling_reads_the_second_after_a_change() -> None:
     import pandas as pd
 
     def windows(slow: int) -> pd.DataFrame:
-        ends = np.arange(1, 101) * 20.0  # 0–2 s
+        ends = np.arange(1, 151) * 20.0  # 0–3 s
         p = np.where((ends > 1000.0) & (ends <= 1000.0 + 20.0 * slow), 25.0, 15.0)
-        p[ends <= 1000.0] = 30.0
+        p[(ends <= 1000.0) | (ends > 2000.0)] = 30.0
         return pd.DataFrame({"end_ms": ends, "p_ms": p})
 
-    lat = pd.DataFrame({"t_ms": np.arange(1000.5, 2000.0, 1.0), "latency_ms": np.r_[np.full(100, 25.0), np.full(900, 15.0)]})
+    lat = pd.DataFrame({"t_ms": np.arange(500.5, 2500.0, 1.0),
+                        "latency_ms": np.r_[np.full(500, 40.0), np.full(100, 25.0), np.full(900, 15.0), np.full(500, 40.0)]})
     s = lpq.settling(lat, windows(5), 1000.0, 20.0)
     assert s == {"first_in_band_ms": 120.0, "p95_first_s_ms": 25.0, "windows_in_band_first_s": 0.9, "lp4": True}
     s = lpq.settling(lat, windows(15), 1000.0, 20.0)

@@ -50,7 +50,7 @@ impl<V> SeqMap<V> {
         }
         if k < self.base {
             let gap = self.base - k;
-            self.check_span(gap + self.slots.len() as u64);
+            self.check_span(gap.checked_add(self.slots.len() as u64));
             for _ in 1..gap {
                 self.slots.push_front(None);
             }
@@ -61,7 +61,7 @@ impl<V> SeqMap<V> {
         }
         let i = k - self.base;
         if i >= self.slots.len() as u64 {
-            self.check_span(i + 1);
+            self.check_span(i.checked_add(1));
             self.slots.resize_with(i as usize, || None);
             self.slots.push_back(Some(v));
             self.len += 1;
@@ -74,8 +74,8 @@ impl<V> SeqMap<V> {
         old
     }
 
-    fn check_span(&self, span: u64) {
-        assert!(span <= Self::MAX_SPAN, "sequence numbers {span} apart held at once (at most {})", Self::MAX_SPAN);
+    fn check_span(&self, span: Option<u64>) {
+        assert!(span.is_some_and(|s| s <= Self::MAX_SPAN), "sequence numbers {span:?} apart held at once (at most {})", Self::MAX_SPAN);
     }
 
     fn index(&self, k: u64) -> Option<usize> {

@@ -79,8 +79,8 @@ pub trait ApHook: Send + Sync {
     /// An egress event for a packet it was shown.
     fn on_egress(&mut self, _now: SimTime, _ev: EgressEvent) {}
     /// A transmit event of this AP on the air: an attempt start (with its access delay) or a
-    /// completion, with its MPDUs as (packet id, destination); for every PSDU the AP sends, not only
-    /// the packets shown to `on_downlink`.
+    /// completion, with its MPDUs as (packet id, destination; empty for a BlockAckReq); for every PSDU
+    /// the AP sends, not only the packets shown to `on_downlink`.
     fn on_air(&mut self, _now: SimTime, _ev: &AirEvent, _mpdus: &[(u64, NodeId)]) {}
     /// A downlink packet of this AP reached its station.
     fn on_delivered(&mut self, _now: SimTime, _pkt: &Packet) {}

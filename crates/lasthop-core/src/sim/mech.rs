@@ -188,6 +188,7 @@ impl World {
             let mpdus = report.mpdus(ev.mpdus());
             for m in Mechs::get(&self.mechs.of_ap, ev.node() as usize) {
                 self.mechs.list[m].hook.on_air(now, ev, mpdus);
+                self.mech_rearm(m);
             }
             if matches!(ev, AirEvent::AttemptStart { .. }) {
                 for &(id, dst) in mpdus {

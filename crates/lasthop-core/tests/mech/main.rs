@@ -773,11 +773,16 @@ mod air_watch {
         open: BTreeMap<u64, Vec<u64>>,
         mismatched: u64,
         last_success: bool,
+        /// Completions of PSDUs that never reached the air (returned at their hardware deadline).
+        unsent: u64,
+        failed: u64,
+        retries: u64,
     }
 
     impl ApHook for Hook {
         fn on_air(&mut self, _now: SimTime, ev: &AirEvent, mpdus: &[(u64, NodeId)]) {
             let ids: Vec<u64> = mpdus.iter().map(|m| m.0).collect();
+            let Some(&key) = ids.first() else { return }; // a BlockAckReq
             match *ev {
                 AirEvent::AttemptStart { attempt, access_delay, .. } => {
                     self.starts += 1;
@@ -786,9 +791,12 @@ mod air_watch {
                         if self.last_success {
                             self.access_ns.push(access_delay.as_ns());
                         }
-                        self.open.insert(ids[0], ids);
-                    } else if self.open.get(&ids[0]) != Some(&ids) {
-                        self.mismatched += 1;
+                        self.open.insert(key, ids);
+                    } else {
+                        self.retries += 1;
+                        if self.open.get(&key) != Some(&ids) {
+                            self.mismatched += 1;
+                        }
                     }
                 }
                 AirEvent::Complete { success, attempts, acked, .. } => {
@@ -796,7 +804,10 @@ mod air_watch {
                     self.attempts_completed += attempts as u64;
                     self.acked += acked as u64;
                     self.last_success = success;
-                    if self.open.remove(&ids[0]) != Some(ids) {
+                    self.failed += u64::from(!success);
+                    if attempts == 0 {
+                        self.unsent += 1;
+                    } else if self.open.remove(&key) != Some(ids) {
                         self.mismatched += 1;
                     }
                 }
@@ -807,7 +818,7 @@ mod air_watch {
             let v = serde_json::json!({ "starts": self.starts, "first_starts": self.first_starts, "completions": self.completions,
                 "attempts_completed": self.attempts_completed, "acked": self.acked, "mismatched": self.mismatched,
                 "mean_access_us": mean / 1e3, "min_access_ns": self.access_ns.iter().min(), "max_access_ns": self.access_ns.iter().max(),
-                "samples": self.access_ns.len() });
+                "samples": self.access_ns.len(), "unsent": self.unsent, "failed": self.failed, "retries": self.retries });
             ("air_watch", vec![v])
         }
     }
@@ -876,8 +887,9 @@ to = "sta"
 /// QP7 (re-convergence): nine saturated co-channel downloads under QAir, six of them stopping at 20 s
 /// and starting again at 40 s. Within 3 s of each change the queue in the air is short again: the
 /// mean per-frame delay (hardware-queue head → end of the delivering PPDU, per packet) from 1 s to 3 s
-/// after the change, and over the rest of the phase, is under T_target (12 ms; without QAir it is
-/// ≈ 34 ms with nine, and the six stopped queues keep it there for seconds after 20 s). The APs'
+/// after the change, and over the rest of the phase, is under T_target (12 ms); without QAir it is
+/// over 25 ms in those first seconds (≈ 34 ms with nine, and the six stopped queues keep it there
+/// for seconds after 20 s). From the cold start the rate is judged from 3 s on. The APs'
 /// delivered PSDU rate is within ±30 % of ρ*/(N · T_cycle) for the new N (ρ* = 0.85: 23.6 PSDUs/s per
 /// node with 9, 70.8 with 3): regulation costs no throughput (EDCA alone delivers about the same, the
 /// channel being full either way). The spec states QP7 on R_tc; the controllers' own R_tc split
@@ -895,6 +907,20 @@ fn qair_qp7_reconverges_after_the_active_set_changes() {
             toml += &format!("[[flows]]\nname = \"bg{i}_{k}\"\ntype = \"udp_cbr\"\nfrom = \"server\"\nto = \"sta{i}\"\nrate_mbps = 100\npacket_bytes = 1500\nstart_s = {start}\nstop_s = {stop}\n");
         }
     }
+    // Mean per-frame delay (hardware-queue head → end of the delivering PPDU) of the packets delivered in
+    // [a, b) s.
+    let t_k = |out: &RunOutput, a: f64, b: f64| {
+        let (lo, hi) = ((a * 1e9) as u64, (b * 1e9) as u64);
+        let (head, end) = (&out.packets.stages[Stage::HwHead as usize], &out.packets.stages[Stage::AirEnd as usize]);
+        let d: Vec<f64> = (0..end.len()).filter(|&i| end[i] != NO_TIME && head[i] != NO_TIME && (lo..hi).contains(&end[i])).map(|i| (end[i] - head[i]) as f64 / 1e6).collect();
+        d.iter().sum::<f64>() / d.len() as f64
+    };
+    // Without QAir the air queue stays long (and does not shorten for seconds after 9 → 3).
+    let edca = run(&toml.replace("{ type = \"qair\" }", "{ type = \"qair\", enabled = false }"), 1);
+    for (a, b) in [(1.0, 3.0), (21.0, 23.0), (41.0, 43.0)] {
+        let d = t_k(&edca, a, b);
+        assert!(d > 25.0, "without QAir, {a}-{b} s: mean per-frame delay {d:.1} ms");
+    }
     let out = run(&toml, 1);
     let from_ap: Vec<bool> = out.tx_links.iter().map(|(tx, _)| tx.starts_with("ap")).collect();
     // PSDUs the APs delivered (a PPDU with at least one MPDU received) per node and second, over [a, b)
@@ -904,16 +930,9 @@ fn qair_qp7_reconverges_after_the_active_set_changes() {
         let psdus = (0..out.tx.len()).filter(|&i| from_ap[out.tx.link[i] as usize] && out.tx.received[i] > 0 && (lo..hi).contains(&out.tx.t_ns[i])).count();
         psdus as f64 / (b - a) / n
     };
-    // Mean per-frame delay (hardware-queue head → end of the delivering PPDU) of the packets delivered in [a, b) s.
-    let t_k = |a: f64, b: f64| {
-        let (lo, hi) = ((a * 1e9) as u64, (b * 1e9) as u64);
-        let (head, end) = (&out.packets.stages[Stage::HwHead as usize], &out.packets.stages[Stage::AirEnd as usize]);
-        let d: Vec<f64> = (0..end.len()).filter(|&i| end[i] != NO_TIME && head[i] != NO_TIME && (lo..hi).contains(&end[i])).map(|i| (end[i] - head[i]) as f64 / 1e6).collect();
-        d.iter().sum::<f64>() / d.len() as f64
-    };
     for (change, n) in [(0.0, 9.0), (20.0, 3.0), (40.0, 9.0)] {
         for (a, b) in [(change + 1.0, change + 3.0), (change + 3.0, change + 20.0)] {
-            let d = t_k(a, b);
+            let d = t_k(&out, a, b);
             assert!(d < 12.0, "{a}-{b} s, N = {n}: mean per-frame delay {d:.1} ms");
         }
         let r_star = 0.85 / (n * T_CYCLE_S);
@@ -923,4 +942,55 @@ fn qair_qp7_reconverges_after_the_active_set_changes() {
             assert!((r / r_star - 1.0).abs() <= 0.3, "{a}-{b} s, N = {n}: {r:.1} PSDUs/s per node vs {r_star:.1}");
         }
     }
+}
+
+/// The same watch where PSDUs fail, are retried in hardware and go back at a hardware time limit
+/// (Linux path, `hw_time_limit_us = 6000`): a lossy downlink beside a saturated uplink whose 4-ms
+/// aggregates keep the AP's head PSDU from the air past its limit. Every attempt start still meets its
+/// completion with the same MPDUs; completions count every attempt; PSDUs returned before any attempt
+/// complete without a start.
+#[test]
+fn a_hook_sees_retries_failures_and_deadline_returns() {
+    use lasthop_core::sim::Sim;
+    let toml = r#"
+duration_s = 10
+[[servers]]
+name = "server"
+[[aps]]
+name = "ap"
+last_hop = { type = "wifi", standard = "ht", profile = "linux", rate_control = { type = "fixed", mcs = 7 }, ap_path = { type = "linux", hw_time_limit_us = 6000 } }
+[[stations]]
+name = "far"
+channel = { type = "fixed_snr", snr_db = 21 }
+[[stations]]
+name = "up"
+channel = { type = "fixed_snr", snr_db = 40 }
+[[links]]
+a = "server"
+b = "ap"
+rate_mbps = 1000
+delay_ms = 1
+[[flows]]
+name = "down"
+type = "saturated"
+backlog = 400
+from = "server"
+to = "far"
+[[flows]]
+name = "upload"
+type = "saturated"
+backlog = 400
+from = "up"
+to = "server"
+"#;
+    let sc = Scenario::from_toml_str(toml, Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+    let mut s = Sim::with_mechanisms(&sc, 1, &[("ap", &air_watch::AirWatch)]).unwrap();
+    s.advance_to(s.end());
+    let out = s.finish();
+    let w = &out.components["mechanisms"][0]["flows"][0];
+    let n = |k: &str| w[k].as_u64().unwrap();
+    assert_eq!(n("mismatched"), 0, "{w}");
+    assert!(n("retries") > 10 && n("failed") > 100 && n("unsent") > 100, "{w}");
+    assert!(n("first_starts") + n("unsent") - n("completions") <= 1, "{w}");
+    assert!(n("starts") - n("attempts_completed") <= 8, "{w}");
 }

@@ -183,6 +183,15 @@ impl Edcaf {
         self.restart_backoff(now, rng);
     }
 
+    /// Lost an internal collision and contends again at once for the same frame, whose wait (since
+    /// [`Edcaf::requested_at`]) goes on.
+    pub fn lose_internal_collision(&mut self, now: SimTime, slot: SimDuration, rng: &mut Rng) {
+        let since = self.requested_at;
+        self.internal_collision(now, rng);
+        self.request(now, false, None, slot, rng);
+        self.requested_at = since;
+    }
+
     /// Access released without a transmission (e.g. the queue emptied): count again from `now`.
     pub fn release(&mut self, now: SimTime) {
         self.access = Access::NotRequested;

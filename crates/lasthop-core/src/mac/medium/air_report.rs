@@ -10,9 +10,10 @@ use crate::time::SimDuration;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AirEvent {
     /// An attempt of a PSDU starts on the air (`attempt` counts from 1, hardware retries included).
-    /// `access_delay`: the time it waited for the medium since it came to the head of its hardware
-    /// queue (first attempt) or since its previous exchange ended (a retry): backoff, deferral to
-    /// others' transmissions, and SIFS within a TXOP.
+    /// `access_delay`: the time it waited for the medium since its EDCAF asked for it or the hardware
+    /// slot last gave a PSDU back, whichever is later (first attempt; an internal collision lost on the
+    /// way does not restart it), or since its previous exchange ended (a retry): backoff, deferral to
+    /// others' transmissions, and SIFS within a TXOP. A BlockAckReq has no MPDUs.
     AttemptStart { node: NodeId, ac: u8, attempt: u32, access_delay: SimDuration, mpdus: MpduSpan },
     /// The hardware is done with a PSDU: acknowledged (`success`; `acked` of its MPDUs), out of tries,
     /// or returned at its hardware deadline (then possibly with no attempt made).

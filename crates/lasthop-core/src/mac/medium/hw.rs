@@ -45,6 +45,7 @@ impl Medium {
             None => (n.path.expire_head(now, ac, &mut po).expect("a head PSDU has the deadline"), 0),
         };
         n.stats.hw_time_limit_returns += 1;
+        n.hw_vacated[ac] = now;
         let mut received = std::mem::take(&mut n.spare);
         received.clear();
         received.resize(psdu.mpdus.len(), false);

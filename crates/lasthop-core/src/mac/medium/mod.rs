@@ -190,6 +190,8 @@ struct Node {
     wakeup_timer: Option<(TimerId, SimTime)>,
     /// Per AC: the armed timer on the head PSDU's hardware deadline.
     deadline_timers: [Option<(TimerId, SimTime)>; 4],
+    /// Per AC: when the hardware slot last gave its PSDU back (completed or returned at its deadline).
+    hw_vacated: [SimTime; 4],
     stats: NodeStats,
 }
 
@@ -438,8 +440,7 @@ impl Medium {
                 for &lose in &expired[1..k] {
                     // The lower-priority AC behaves as if it had collided (§3.2); it keeps contending.
                     n.stats.internal_collisions += 1;
-                    n.edcaf[lose].internal_collision(now, &mut n.rng);
-                    n.edcaf[lose].request(now, false, None, self.slot, &mut n.rng);
+                    n.edcaf[lose].lose_internal_collision(now, self.slot, &mut n.rng);
                 }
             }
         }
@@ -487,9 +488,10 @@ impl Medium {
         let n = &mut self.nodes[ni as usize];
         let ac = if n.qos { eidx } else { 0 };
         if n.hw[ac].is_none() {
-            // It has waited since its EDCAF asked for the medium, or, within a TXOP, since the last
-            // response ended.
-            let waiting_since = if budget.is_some() { now } else { n.edcaf[eidx].requested_at };
+            // It has waited since its EDCAF asked for the medium or the hardware slot was last vacated
+            // (a PSDU completed or went back at its deadline), whichever is later; within a TXOP, since
+            // the last response ended.
+            let waiting_since = if budget.is_some() { now } else { n.edcaf[eidx].requested_at.max(n.hw_vacated[ac]) };
             let mut po = PathOut { log: out.log, dropped: out.dropped, releases: &mut self.releases };
             n.hw[ac] = n.path.head(now, ac, budget, &mut po).map(|psdu| Hw { psdu, series: 0, tries: 0, attempts: 0, waiting_since });
             self.apply_releases(out);
@@ -698,6 +700,7 @@ impl Medium {
         };
         if done {
             let hw = n.hw[ac].take().expect("exchange PSDU");
+            n.hw_vacated[ac] = now;
             if exhausted {
                 n.stats.xretries += 1;
             } else if !success {

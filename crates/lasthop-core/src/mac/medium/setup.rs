@@ -149,6 +149,7 @@ impl Node {
             timed_path: path.has_timers(),
             wakeup_timer: None,
             deadline_timers: [None; 4],
+            hw_vacated: [SimTime::ZERO; 4],
             stats: NodeStats::default(),
             path,
         }
