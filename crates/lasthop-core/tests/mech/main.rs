@@ -823,6 +823,14 @@ mod air_watch {
         }
     }
 
+    /// Runs `toml` with the watch on its AP `ap`; its counters.
+    pub fn watch(toml: &str) -> serde_json::Value {
+        let sc = lasthop_core::scenario::Scenario::from_toml_str(toml, std::path::Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+        let mut s = lasthop_core::sim::Sim::with_mechanisms(&sc, 1, &[("ap", &AirWatch)]).unwrap();
+        s.advance_to(s.end());
+        s.finish().components["mechanisms"][0]["flows"][0].clone()
+    }
+
     impl Mechanism for AirWatch {
         fn name(&self) -> &'static str {
             "air_watch"
@@ -843,7 +851,6 @@ mod air_watch {
 /// slots: BE at 5 GHz, 16 µs + 3 · 9 µs + 7.5 · 9 µs = 110.5 µs on average, 43 to 178 µs.
 #[test]
 fn a_hook_sees_each_attempt_with_its_access_delay_and_each_completion() {
-    use lasthop_core::sim::Sim;
     let toml = r#"
 duration_s = 10
 [[servers]]
@@ -866,11 +873,7 @@ backlog = 400
 from = "server"
 to = "sta"
 "#;
-    let sc = Scenario::from_toml_str(toml, Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
-    let mut s = Sim::with_mechanisms(&sc, 1, &[("ap", &air_watch::AirWatch)]).unwrap();
-    s.advance_to(s.end());
-    let out = s.finish();
-    let w = &out.components["mechanisms"][0]["flows"][0];
+    let w = &air_watch::watch(toml);
     let n = |k: &str| w[k].as_u64().unwrap();
     assert!(n("first_starts") > 1_000, "{w}");
     assert_eq!(n("mismatched"), 0, "{w}");
@@ -951,7 +954,6 @@ fn qair_qp7_reconverges_after_the_active_set_changes() {
 /// complete without a start.
 #[test]
 fn a_hook_sees_retries_failures_and_deadline_returns() {
-    use lasthop_core::sim::Sim;
     let toml = r#"
 duration_s = 10
 [[servers]]
@@ -983,11 +985,7 @@ backlog = 400
 from = "up"
 to = "server"
 "#;
-    let sc = Scenario::from_toml_str(toml, Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
-    let mut s = Sim::with_mechanisms(&sc, 1, &[("ap", &air_watch::AirWatch)]).unwrap();
-    s.advance_to(s.end());
-    let out = s.finish();
-    let w = &out.components["mechanisms"][0]["flows"][0];
+    let w = &air_watch::watch(toml);
     let n = |k: &str| w[k].as_u64().unwrap();
     assert_eq!(n("mismatched"), 0, "{w}");
     assert!(n("retries") > 10 && n("failed") > 100 && n("unsent") > 100, "{w}");
