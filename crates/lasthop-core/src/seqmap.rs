@@ -1,5 +1,6 @@
 //! A map keyed by sequence numbers that arrive mostly in increasing order and leave mostly from the
-//! oldest end: send histories (GCC's transport-wide history, the RTX history). It behaves as a
+//! oldest end: send histories (GCC's transport-wide history, the RTX history, a call's send times),
+//! frames in flight, TWCC's arrivals (the call's own pacer numbers them). It behaves as a
 //! `BTreeMap<u64, V>` (key order for `first` and `iter`) but is a ring of slots from the oldest key
 //! kept, so the common operations are O(1) instead of a tree walk (profiled: the histories' tree
 //! operations were a few per cent of a busy run's engine time).
@@ -131,6 +132,25 @@ impl<V> SeqMap<V> {
         self.slots.iter().enumerate().filter_map(move |(i, s)| s.as_ref().map(|v| (base + i as u64, v)))
     }
 
+    /// Entries from key `start` on, in key order.
+    pub fn range_from(&self, start: u64) -> impl Iterator<Item = (u64, &V)> {
+        let base = self.base;
+        let lo = start.saturating_sub(base).min(self.slots.len() as u64) as usize;
+        self.slots.range(lo..).enumerate().filter_map(move |(i, s)| s.as_ref().map(|v| (base + (lo + i) as u64, v)))
+    }
+
+    /// Keeps the entries for which `f` is true.
+    pub fn retain(&mut self, mut f: impl FnMut(u64, &V) -> bool) {
+        let base = self.base;
+        for (i, s) in self.slots.iter_mut().enumerate() {
+            if s.as_ref().is_some_and(|v| !f(base + i as u64, v)) {
+                *s = None;
+                self.len -= 1;
+            }
+        }
+        self.trim();
+    }
+
     /// Keeps the first and last slots occupied.
     fn trim(&mut self) {
         while matches!(self.slots.front(), Some(None)) {
@@ -155,6 +175,9 @@ mod tests {
         Remove(u64),
         PopFirst,
         Get(u64),
+        /// Keep the values at or above this.
+        Retain(usize),
+        RangeFrom(u64),
     }
 
     fn op() -> impl Strategy<Value = Op> {
@@ -163,6 +186,8 @@ mod tests {
             2 => (0u64..300).prop_map(Op::Remove),
             1 => Just(Op::PopFirst),
             2 => (0u64..300).prop_map(Op::Get),
+            1 => (0usize..400).prop_map(Op::Retain),
+            1 => (0u64..320).prop_map(Op::RangeFrom),
         ]
     }
 
@@ -177,6 +202,11 @@ mod tests {
                     Op::Insert(k) => prop_assert_eq!(m.insert(k, n), b.insert(k, n)),
                     Op::Remove(k) => prop_assert_eq!(m.remove(k), b.remove(&k)),
                     Op::PopFirst => prop_assert_eq!(m.pop_first(), b.pop_first()),
+                    Op::Retain(min) => {
+                        m.retain(|_, &v| v >= min);
+                        b.retain(|_, v| *v >= min);
+                    }
+                    Op::RangeFrom(k) => prop_assert!(m.range_from(k).eq(b.range(k..).map(|(k, v)| (*k, v)))),
                     Op::Get(k) => {
                         prop_assert_eq!(m.get(k), b.get(&k));
                         if let Some(v) = m.get_mut(k) {

@@ -52,7 +52,6 @@ use crate::time::{SimDuration, SimTime};
 use crate::units::BitRate;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 
 /// Receive-delta resolution: 250 µs.
 pub const DELTA_TICK: SimDuration = SimDuration::from_us(250);
@@ -431,7 +430,7 @@ pub struct TwccStats {
 pub struct TwccReceiver {
     params: TwccParams,
     interval: SimDuration,
-    arrivals: BTreeMap<u64, SimTime>,
+    arrivals: crate::seqmap::SeqMap<SimTime>,
     /// First sequence number of the next message.
     window_start: Option<u64>,
     next_due: Option<SimTime>,
@@ -446,7 +445,7 @@ impl TwccReceiver {
         TwccReceiver {
             params,
             interval,
-            arrivals: BTreeMap::new(),
+            arrivals: crate::seqmap::SeqMap::new(),
             window_start: None,
             next_due: None,
             feedback_count: 0,
@@ -467,10 +466,9 @@ impl TwccReceiver {
             self.window_start = Some(seq);
         }
         if self.arrivals.insert(seq, now).is_some() {
-            self.arrivals.insert(seq, self.arrivals[&seq].min(now));
             self.stats.duplicates += 1;
         }
-        let oldest = *self.arrivals.keys().next().expect("just inserted");
+        let oldest = self.arrivals.first().expect("just inserted").0;
         self.window_start = self.window_start.map(|w| w.max(oldest));
         self.align_due(now);
     }
@@ -478,13 +476,13 @@ impl TwccReceiver {
     /// Once everything has been reported, forgets arrivals older than the back window.
     fn cull(&mut self, now: SimTime) {
         let back = SimDuration::from_ms(self.params.back_window_ms as u64);
-        let all_reported = match (self.window_start, self.arrivals.last_key_value().map(|(k, _)| k)) {
-            (Some(w), Some(&last)) => w > last,
+        let all_reported = match (self.window_start, self.arrivals.last_key()) {
+            (Some(w), Some(last)) => w > last,
             _ => false,
         };
         if all_reported && now.as_ns() >= back.as_ns() {
             let horizon = now - back;
-            self.arrivals.retain(|_, t| *t >= horizon);
+            self.arrivals.retain(|_, &t| t >= horizon);
         }
     }
 
@@ -499,8 +497,8 @@ impl TwccReceiver {
 
     /// When the next feedback will be sent; `None` when there is nothing to report.
     pub fn next_feedback(&self) -> Option<SimTime> {
-        let pending = match (self.window_start, self.arrivals.last_key_value().map(|(k, _)| k)) {
-            (Some(w), Some(&last)) => w <= last,
+        let pending = match (self.window_start, self.arrivals.last_key()) {
+            (Some(w), Some(last)) => w <= last,
             _ => false,
         };
         if pending {
@@ -519,7 +517,7 @@ impl TwccReceiver {
             return vec![];
         }
         let start = self.window_start.expect("pending");
-        let entries: Vec<(u64, SimTime)> = self.arrivals.range(start..).map(|(&s, &t)| (s, t)).collect();
+        let entries: Vec<(u64, SimTime)> = self.arrivals.range_from(start).map(|(s, &t)| (s, t)).collect();
         let msgs = build_feedback(&entries, Some(start), &mut self.feedback_count);
         self.window_start = entries.last().map(|e| e.0 + 1);
         self.next_due = Some(now + self.interval);
