@@ -465,8 +465,15 @@ impl TwccReceiver {
         if self.window_start.is_none_or(|w| seq < w) {
             self.window_start = Some(seq);
         }
-        if self.arrivals.insert(seq, now).is_some() {
-            self.stats.duplicates += 1;
+        // A duplicate keeps its first arrival time (the feedback reports when the packet first came).
+        match self.arrivals.get_mut(seq) {
+            Some(first) => {
+                *first = (*first).min(now);
+                self.stats.duplicates += 1;
+            }
+            None => {
+                self.arrivals.insert(seq, now);
+            }
         }
         let oldest = self.arrivals.first().expect("just inserted").0;
         self.window_start = self.window_start.map(|w| w.max(oldest));

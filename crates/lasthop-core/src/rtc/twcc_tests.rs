@@ -179,6 +179,17 @@ fn unwrapper_follows_wraps_both_ways() {
 }
 
 #[test]
+fn receiver_keeps_a_duplicates_first_arrival() {
+    let mut rx = TwccReceiver::new(TwccParams::default());
+    rx.on_packet(SimTime::from_ms(10), 0);
+    rx.on_packet(SimTime::from_ms(11), 1);
+    rx.on_packet(SimTime::from_ms(30), 1);
+    let fb = rx.poll_feedback(SimTime::from_ms(110));
+    assert_eq!(statuses(&fb[0]), vec![(0, Some(10_000)), (1, Some(11_000))]);
+    assert_eq!(rx.stats().duplicates, 1);
+}
+
+#[test]
 fn receiver_reports_losses_then_re_reports_after_reordering() {
     let mut rx = TwccReceiver::new(TwccParams::default());
     assert_eq!(rx.next_feedback(), None);
