@@ -710,7 +710,7 @@ impl Medium {
             self.links[hw.psdu.link as usize].stats.mpdus_acked += acked;
             let st = TxStatus { success, received: &ex.received, attempts: hw.attempts };
             let n = &mut self.nodes[ni as usize];
-            report_air_complete(&mut out.air, n.node, ac, &hw.psdu, st);
+            report_air_complete(&mut out.air, n.node, ac, &hw.psdu, st, acked as u32);
             let mut po = PathOut { log: out.log, dropped: out.dropped, releases: &mut self.releases };
             n.path.complete(now, hw.psdu, st, &mut po);
             self.apply_releases(out);
@@ -774,11 +774,11 @@ impl Node {
     }
 }
 
-/// Reports a PSDU's completion to `out.air`, when it is collected.
-fn report_air_complete(tx: &mut Option<&mut AirReport>, node: NodeId, ac: usize, psdu: &Psdu, st: TxStatus<'_>) {
+/// Reports a PSDU's completion, `acked` of its MPDUs acknowledged (the caller has counted them), to
+/// `out.air` when it is collected.
+fn report_air_complete(tx: &mut Option<&mut AirReport>, node: NodeId, ac: usize, psdu: &Psdu, st: TxStatus<'_>, acked: u32) {
     if let Some(r) = tx.as_deref_mut() {
         let mpdus = r.span(psdu.mpdus.iter().map(|m| (m.pkt.id, m.pkt.dst)));
-        let acked = st.received.iter().filter(|&&x| x).count() as u32;
         r.push(AirEvent::Complete { node, ac: ac as u8, success: st.success, attempts: st.attempts, acked, mpdus });
     }
 }
