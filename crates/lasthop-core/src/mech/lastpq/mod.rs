@@ -26,7 +26,9 @@
 //! paper describes is the Linux path's `afs_variant = "ath9k-drr++"`; the experiments keep mac80211's
 //! airtime-fairness scheduler (the spec's default for LAST-PQ scenarios is DRR++; with it the rows
 //! barely move, FIDELITY.md). The priority path reads whichever scheduler's deficits. Not modelled: the
-//! controller's user/kernel feedback delay (zero).
+//! controller's user/kernel feedback delay (zero). What the experiments reproduce and what not (L7, L15,
+//! L16/LP5; LP2 and LP4 only at the looser demands and better positions) is in FIDELITY.md's LAST-PQ
+//! section.
 
 pub mod controller;
 pub mod drain;

@@ -35,7 +35,9 @@
 //! (the spec's derivation for its testbed PHY), or N* · T_cycle of the node's own PHY with `n_star`
 //! (§4.3; T_cycle from [`crate::mac::config::BssParams::exchange_cycle`] at the node's fastest rate,
 //! our reading for adaptive rate control, where the spec is silent). The gate also counts the time its
-//! node had a PSDU in hardware (`hw_busy_ms`, for QP3's equilibrium level).
+//! node had a PSDU in hardware (`hw_busy_ms`, for QP3's equilibrium level). Which of the spec's §10
+//! properties hold is in FIDELITY.md's QAir section: the occupancy, delay and re-convergence (QP3, QP7)
+//! hold; the controllers do not converge to one R_tc (QP1/QP2, with what was tried).
 
 pub mod control;
 pub mod gate;
