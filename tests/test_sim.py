@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support import lasthop_cli, small_scenario, write_scenario
@@ -20,6 +21,23 @@ def test_stepping_in_any_increments_gives_the_run() -> None:
         sim.advance_to(t)
     assert sim.now_s == sim.end_s
     assert sim.finish().summary_json() == lasthop.run(d, seed=4).summary_json()
+
+
+def test_components_read_while_stepping_count_up_to_now_and_end_as_the_summary() -> None:
+    d = small_scenario()
+    sim = lasthop.Sim(d, seed=4)
+    sim.advance_to(sim.end_s / 2)
+    half = sim.components()
+    sim.advance_to(sim.end_s)
+    full = sim.components()
+    assert set(half) == {"setup", "links", "wifi", "transports", "mechanisms"}
+
+    def dequeued(c: dict[str, Any]) -> list[int]:
+        return [link["queue"]["dequeued"] for link in c["links"]]
+    # The last hop's queue has served some packets by half-time, and more by the end.
+    assert 0 < dequeued(half)[2] < dequeued(full)[2]
+    assert all(a <= b for a, b in zip(dequeued(half), dequeued(full)))
+    assert sim.finish().summary["components"] == full
 
 
 def test_a_command_changes_a_flow_from_now_on_as_a_scenario_command_does() -> None:

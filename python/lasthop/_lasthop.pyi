@@ -120,6 +120,8 @@ class Sim:
         """When the model next has something to do, or None when nothing is due before the end."""
     def advance_to(self, t_ns: int) -> int:
         """Processes every event due at or before ``t_ns`` (GIL released); returns the count."""
+    def components_json(self) -> str:
+        """Every component's counters and state so far, as JSON."""
     def command(self, target: str, set_json: str) -> None:
         """Applies a run-time command now. Raises ValueError naming the target or key at fault."""
     def inject(self, flow: str, size: int, reverse: bool = False, dscp: int | None = None,

@@ -74,6 +74,14 @@ class Sim:
     def advance_to_ns(self, t_ns: int) -> int:
         return self._native.advance_to(t_ns)
 
+    def components(self) -> dict[str, Any]:
+        """Every component's counters and state so far, as ``summary.json``'s ``components`` will
+        hold them at the end: e.g. each QAir gate's current ``rate_psdus_per_s`` and ``t_hat_ms``
+        under ``["wifi"]["nodes"][i]["path"]["release_gate"]``. Link utilizations are over the whole
+        run's length."""
+        result: dict[str, Any] = json.loads(self._native.components_json())
+        return result
+
     def command(self, target: str, set: Mapping[str, Any] | None = None, **values: Any) -> None:
         """Applies a run-time command now, e.g. ``command("stations.laptop", snr_db=12)``. Raises
         ``ValueError`` naming the target or key at fault."""

@@ -287,6 +287,10 @@ impl PySim {
         let s = self.sim()?;
         Ok(py.detach(|| s.advance_to(lasthop_core::SimTime::from_ns(t_ns))))
     }
+    /// Every component's counters and state so far, as JSON (`summary.json`'s `components`).
+    fn components_json(&mut self) -> PyResult<String> {
+        Ok(self.sim()?.components().to_string())
+    }
     /// Applies a run-time command now; `set_json` is the `set` table as JSON.
     fn command(&mut self, target: &str, set_json: &str) -> PyResult<()> {
         let set: serde_json::Map<String, serde_json::Value> = serde_json::from_str(set_json).map_err(|e| PyValueError::new_err(format!("set: {e}")))?;

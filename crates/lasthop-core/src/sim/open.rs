@@ -264,6 +264,13 @@ impl Sim {
         self.w.apply_command(now, &t, set).map_err(err)
     }
 
+    /// Every component's counters and state so far, as `summary.json`'s `components` will hold them at
+    /// the end (a mechanism's current rate, its controller's estimate, queue counters); for reading
+    /// the model while it is stepped. Link utilizations are over the whole run's length.
+    pub fn components(&self) -> serde_json::Value {
+        self.w.components()
+    }
+
     /// The packets of `external` flows delivered since the last call, in delivery order.
     pub fn drain_egress(&mut self) -> Vec<Egress> {
         std::mem::take(&mut self.w.egress)

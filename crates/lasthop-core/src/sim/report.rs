@@ -95,7 +95,7 @@ impl World {
     }
 
     /// Per-component counters for `summary.json`.
-    fn components(&self) -> serde_json::Value {
+    pub(super) fn components(&self) -> serde_json::Value {
         let links: Vec<serde_json::Value> = self
             .pipes
             .iter()

@@ -41,7 +41,7 @@ impl DrainEstimator {
 
     /// The oldest PSDU of AC `ac` left the hardware queue (acknowledged if `success`).
     pub fn on_done(&mut self, now: SimTime, ac: usize, success: bool) {
-        let (t_k, _) = self.monitor.on_done(now, ac, success);
+        let (t_k, _) = self.monitor.on_done(now, ac, success, false);
         let (air, mac) = self.queued[ac].pop_front().unwrap_or((0.0, 0.0));
         if let Some(t_k) = t_k {
             let s = (t_k.as_ns() as f64 * 1e-3 - mac - air).max(0.0);

@@ -13,6 +13,7 @@ pub struct Control {
     alpha: f64,
     check_interval: SimDuration,
     delta: f64,
+    increase: super::Increase,
     r_min: f64,
     r_max: f64,
     sum_us: f64,
@@ -22,6 +23,10 @@ pub struct Control {
     r: f64,
     /// Updates so far.
     pub updates: u64,
+    decrease_hold: u32,
+    decrease_floor: f64,
+    /// Updates above target still to pass before the next decrease.
+    hold: u32,
 }
 
 impl Control {
@@ -32,6 +37,7 @@ impl Control {
             alpha: p.alpha,
             check_interval: SimDuration::from_secs_f64(p.check_interval_ms * 1e-3).unwrap_or(SimDuration::ZERO),
             delta: p.delta,
+            increase: p.increase,
             r_min: p.r_min,
             r_max: p.r_max,
             sum_us: 0.0,
@@ -40,6 +46,9 @@ impl Control {
             t_hat_us: None,
             r: p.r_max,
             updates: 0,
+            decrease_hold: p.decrease_hold,
+            decrease_floor: p.decrease_floor,
+            hold: 0,
         }
     }
 
@@ -51,6 +60,14 @@ impl Control {
     /// T̂, µs (`None` before the first update).
     pub fn t_hat_us(&self) -> Option<f64> {
         self.t_hat_us
+    }
+
+    /// The additive increase of an update `since` the previous one.
+    fn increase_step(&self, since: SimDuration) -> f64 {
+        match self.increase {
+            super::Increase::PerUpdate => self.delta,
+            super::Increase::PerInterval => self.delta * since.as_ns() as f64 / self.check_interval.as_ns().max(1) as f64,
+        }
     }
 
     /// A successful frame with delay `t_k` completed at `now`. Returns the new rate if this completion
@@ -67,11 +84,20 @@ impl Control {
             Some(old) => self.alpha * old + (1.0 - self.alpha) * t_i,
         };
         self.t_hat_us = Some(t_hat);
+        let since = now.saturating_since(self.last_update);
         self.last_update = now;
         self.sum_us = 0.0;
         self.n = 0;
         self.updates += 1;
-        self.r = if t_hat < self.t_target_us { (self.r + self.delta).min(self.r_max) } else { (self.r * self.t_target_us / t_hat).max(self.r_min) };
+        if t_hat < self.t_target_us {
+            self.r = (self.r + self.increase_step(since)).min(self.r_max);
+            self.hold = 0;
+        } else if self.hold > 0 {
+            self.hold -= 1;
+        } else {
+            self.r = (self.r * (self.t_target_us / t_hat).max(self.decrease_floor)).max(self.r_min);
+            self.hold = self.decrease_hold;
+        }
         Some(self.r)
     }
 }

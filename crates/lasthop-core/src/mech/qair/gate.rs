@@ -18,6 +18,8 @@ pub struct QairGate {
     release_point: ReleasePoint,
     /// Explicit-tag priority release (`QairParams::explicit_tags`).
     explicit_tags: bool,
+    /// t_k from the hardware-queue entry instead of the inferred head (`QairParams::t_k_from`).
+    t_k_from_enqueue: bool,
     control: Control,
     bucket: TokenBucket,
     monitor: DelayMonitor,
@@ -48,7 +50,7 @@ impl QairGate {
     }
 
     pub fn new(p: &QairParams) -> Self {
-        QairGate { derived: None, enabled: p.enabled, release_point: p.release_point, explicit_tags: p.explicit_tags, control: Control::new(p, SimTime::ZERO), bucket: TokenBucket::new(p.depth, SimTime::ZERO), monitor: DelayMonitor::default(), released: 0, refusals: 0, samples: 0, max_inference_error_ns: 0, in_hw: 0, busy_since: SimTime::ZERO, hw_busy_ns: 0, last_event: SimTime::ZERO }
+        QairGate { derived: None, enabled: p.enabled, release_point: p.release_point, explicit_tags: p.explicit_tags, t_k_from_enqueue: p.t_k_from == super::TkFrom::HwEnqueue, control: Control::new(p, SimTime::ZERO), bucket: TokenBucket::new(p.depth, SimTime::ZERO), monitor: DelayMonitor::default(), released: 0, refusals: 0, samples: 0, max_inference_error_ns: 0, in_hw: 0, busy_since: SimTime::ZERO, hw_busy_ns: 0, last_event: SimTime::ZERO }
     }
 }
 
@@ -98,7 +100,7 @@ impl ReleaseGate for QairGate {
             self.hw_busy_ns += (now - irq_delay).saturating_since(self.busy_since).as_ns();
         }
         // The driver sees the completion t_irq late: that is its t_e (Eq. 6 infers from it).
-        let (t_k, t_h) = self.monitor.on_done(now, ac, success);
+        let (t_k, t_h) = self.monitor.on_done(now, ac, success, self.t_k_from_enqueue);
         let truth = now - irq_delay - head_to_done;
         self.max_inference_error_ns = self.max_inference_error_ns.max(t_h.as_ns().abs_diff(truth.as_ns()));
         let Some(t_k) = t_k else { return };

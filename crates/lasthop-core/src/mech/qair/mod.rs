@@ -45,7 +45,7 @@ pub mod monitor;
 mod params;
 pub mod regulator;
 
-pub use params::QairParams;
+pub use params::{Increase, QairParams, TkFrom};
 
 #[cfg(test)]
 mod tests;

@@ -22,11 +22,13 @@ impl DelayMonitor {
     }
 
     /// The oldest PSDU of AC `ac` left the hardware queue at `now` (HW_DONE); returns its t_k if it
-    /// was delivered, and its inferred head time t_h.
-    pub fn on_done(&mut self, now: SimTime, ac: usize, success: bool) -> (Option<SimDuration>, SimTime) {
+    /// was delivered (from its inferred head time t_h, or from its enqueue t_w with `from_enqueue`),
+    /// and t_h.
+    pub fn on_done(&mut self, now: SimTime, ac: usize, success: bool, from_enqueue: bool) -> (Option<SimDuration>, SimTime) {
         let t_w = self.t_w[ac].pop_front().unwrap_or(now);
         let t_h = self.last_done[ac].map_or(t_w, |e| e.max(t_w));
         self.last_done[ac] = Some(now);
-        (success.then(|| now.saturating_since(t_h)), t_h)
+        let start = if from_enqueue { t_w } else { t_h };
+        (success.then(|| now.saturating_since(start)), t_h)
     }
 }

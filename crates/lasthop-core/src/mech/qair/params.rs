@@ -47,6 +47,70 @@ pub struct QairParams {
     /// then the highest AC. Default true; QAir "does not require but can work with" such tags.
     #[serde(skip_serializing_if = "is_true")]
     pub explicit_tags: bool,
+    /// Where a frame's delay sample t_k starts: `"head"` (Eq. 6: when it reached the head of its
+    /// hardware queue, inferred as max(its predecessor's completion, its own enqueue)) or
+    /// `"hw_enqueue"` (when it entered the hardware queue, t_w: a backlogged node's own queue counts).
+    /// Default `"head"`. See FIDELITY.md (QP1/QP2) for what each does to convergence.
+    #[serde(skip_serializing_if = "TkFrom::is_head")]
+    pub t_k_from: TkFrom,
+    /// How the additive increase accrues: `"per_update"` (Algorithm 1 as printed: δ at every update,
+    /// and updates come only with completions, so a node's growth scales with its own rate) or
+    /// `"per_interval"` (δ per checkInterval of time since the last update: every node below target
+    /// grows at δ / checkInterval whatever its rate; the same as `per_update` for a node completing a
+    /// frame every interval). Default `"per_update"`.
+    #[serde(skip_serializing_if = "Increase::is_per_update")]
+    pub increase: Increase,
+    /// Updates above target after a decrease before the next decrease may run (while T̂, an average
+    /// that lags its samples, still shows the overload the decrease answered). Default 0 (Algorithm 1:
+    /// every update above target decreases).
+    #[serde(skip_serializing_if = "is_zero_u32")]
+    pub decrease_hold: u32,
+    /// The smallest factor one decrease multiplies R by, in [0, 1): one outlying T̂ cannot cut R below
+    /// this share. Default 0 (Algorithm 1: R · T_target / T̂, unbounded).
+    #[serde(skip_serializing_if = "is_zero_f64")]
+    pub decrease_floor: f64,
+}
+
+fn is_zero_u32(v: &u32) -> bool {
+    *v == 0
+}
+
+fn is_zero_f64(v: &f64) -> bool {
+    *v == 0.0
+}
+
+/// Where QAir's per-frame delay sample starts ([`QairParams::t_k_from`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TkFrom {
+    /// The head of the hardware queue, inferred by Eq. 6.
+    #[default]
+    Head,
+    /// The frame's entry into the hardware queue (t_w).
+    HwEnqueue,
+}
+
+impl TkFrom {
+    fn is_head(&self) -> bool {
+        *self == TkFrom::Head
+    }
+}
+
+/// How QAir's additive increase accrues ([`QairParams::increase`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Increase {
+    /// δ per update (Algorithm 1).
+    #[default]
+    PerUpdate,
+    /// δ per checkInterval elapsed since the last update.
+    PerInterval,
+}
+
+impl Increase {
+    fn is_per_update(&self) -> bool {
+        *self == Increase::PerUpdate
+    }
 }
 
 fn is_true(b: &bool) -> bool {
@@ -58,7 +122,7 @@ pub const TAG_DSCP_MIN: u8 = 40;
 
 impl Default for QairParams {
     fn default() -> Self {
-        QairParams { t_target_ms: 12.0, n_star: None, alpha: 0.9, check_interval_ms: 2.5, delta: 2.0, r_min: 5.0, r_max: 8667.0, depth: 2.0, enabled: true, release_point: ReleasePoint::Formation, explicit_tags: true }
+        QairParams { t_target_ms: 12.0, n_star: None, alpha: 0.9, check_interval_ms: 2.5, delta: 2.0, r_min: 5.0, r_max: 8667.0, depth: 2.0, enabled: true, release_point: ReleasePoint::Formation, explicit_tags: true, t_k_from: TkFrom::Head, increase: Increase::PerUpdate, decrease_hold: 0, decrease_floor: 0.0 }
     }
 }
 
@@ -84,6 +148,9 @@ impl QairParams {
         }
         if !(self.delta.is_finite() && self.delta >= 0.0) {
             return Err(("delta", format!("must be zero or positive, got {}", self.delta)));
+        }
+        if !(self.decrease_floor.is_finite() && (0.0..1.0).contains(&self.decrease_floor)) {
+            return Err(("decrease_floor", format!("must be in [0, 1), got {}", self.decrease_floor)));
         }
         if self.r_min > self.r_max {
             return Err(("r_min", format!("must not exceed r_max ({}), got {}", self.r_max, self.r_min)));

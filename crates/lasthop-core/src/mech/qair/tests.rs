@@ -14,7 +14,7 @@ fn dur_ms(x: f64) -> SimDuration {
 }
 
 fn params() -> QairParams {
-    QairParams { t_target_ms: 12.0, n_star: None, alpha: 0.9, check_interval_ms: 2.5, delta: 2.0, r_min: 5.0, r_max: 100.0, depth: 2.0, explicit_tags: true, enabled: true, release_point: crate::mac::txpath::gate::ReleasePoint::Formation }
+    QairParams { t_target_ms: 12.0, n_star: None, alpha: 0.9, check_interval_ms: 2.5, delta: 2.0, r_min: 5.0, r_max: 100.0, depth: 2.0, explicit_tags: true, enabled: true, release_point: crate::mac::txpath::gate::ReleasePoint::Formation, t_k_from: super::TkFrom::Head, increase: super::Increase::PerUpdate, decrease_hold: 0, decrease_floor: 0.0 }
 }
 
 /// Algorithm 1: the mean over an interval (Eq. 4) seeds T̂, then the EWMA (Eq. 5); the check is strict
@@ -60,6 +60,64 @@ fn bounds_and_the_target_itself() {
     assert_eq!(c.rate(), 100.0, "R_max");
 }
 
+/// `increase = "per_interval"`: δ per check interval elapsed since the last update, so a node that
+/// completes rarely grows as fast per second as one completing every interval (`per_update` gives both
+/// δ per update).
+#[test]
+fn increase_per_interval_by_hand() {
+    let p = QairParams { alpha: 0.0, r_max: 1000.0, increase: super::Increase::PerInterval, ..params() };
+    let mut c = Control::new(&p, SimTime::ZERO);
+    // Seed T̂ above target: 1000 · 12 / 24 = 500.
+    assert_eq!(c.on_frame_success(ms(3.0), dur_ms(24.0)), Some(500.0));
+    // 47 ms later, T̂ = 6 ms: 500 + 2 · 47 / 2.5 = 537.6.
+    let r = c.on_frame_success(ms(50.0), dur_ms(6.0)).unwrap();
+    assert!((r - 537.6).abs() < 1e-9, "{r}");
+    // 3 ms later: + 2 · 3 / 2.5 = 2.4.
+    let r = c.on_frame_success(ms(53.0), dur_ms(6.0)).unwrap();
+    assert!((r - 540.0).abs() < 1e-9, "{r}");
+    let mut lit = Control::new(&QairParams { increase: super::Increase::PerUpdate, ..p }, SimTime::ZERO);
+    lit.on_frame_success(ms(3.0), dur_ms(24.0));
+    assert_eq!(lit.on_frame_success(ms(50.0), dur_ms(6.0)), Some(502.0), "Algorithm 1: δ per update");
+}
+
+/// `decrease_hold`: after a decrease, that many updates above target pass before the next; an update
+/// below target ends the hold. `decrease_floor`: one decrease cuts R by at most that factor.
+#[test]
+fn decrease_hold_and_floor_by_hand() {
+    let p = QairParams { alpha: 0.0, r_max: 1000.0, decrease_hold: 2, decrease_floor: 0.5, ..params() };
+    let mut c = Control::new(&p, SimTime::ZERO);
+    let mut t = 0.0;
+    let mut step = |c: &mut Control, t_k: f64| {
+        t += 3.0;
+        c.on_frame_success(ms(t), dur_ms(t_k)).unwrap()
+    };
+    assert_eq!(step(&mut c, 16.0), 750.0, "12 / 16 = 0.75, above the floor");
+    assert_eq!(step(&mut c, 16.0), 750.0, "held");
+    assert_eq!(step(&mut c, 16.0), 750.0, "held");
+    assert_eq!(step(&mut c, 120.0), 375.0, "12 / 120 = 0.1, floored at 0.5");
+    assert_eq!(step(&mut c, 6.0), 377.0, "below target: +δ, and the hold ends");
+    assert_eq!(step(&mut c, 24.0), 188.5, "decreases at once");
+    let mut lit = Control::new(&QairParams { decrease_hold: 0, decrease_floor: 0.0, ..p }, SimTime::ZERO);
+    let mut t = 0.0;
+    for (t_k, r) in [(16.0, 750.0), (16.0, 562.5), (120.0, 56.25)] {
+        t += 3.0;
+        assert_eq!(lit.on_frame_success(ms(t), dur_ms(t_k)), Some(r), "Algorithm 1: every update above target decreases");
+    }
+}
+
+/// `t_k_from = "hw_enqueue"`: the sample starts when the frame entered the hardware queue, so a frame
+/// queued behind its predecessor counts that wait (Eq. 6 starts it at the predecessor's completion).
+#[test]
+fn t_k_from_the_hardware_enqueue() {
+    let mut m = DelayMonitor::default();
+    m.on_enqueue(ms(0.0), 2);
+    m.on_enqueue(ms(1.0), 2);
+    assert_eq!(m.on_done(ms(5.0), 2, true, true), (Some(dur_ms(5.0)), ms(0.0)));
+    assert_eq!(m.on_done(ms(7.0), 2, true, true), (Some(dur_ms(6.0)), ms(5.0)), "from t_w = 1 ms; t_h is still Eq. 6's");
+    m.on_enqueue(ms(10.0), 2);
+    assert_eq!(m.on_done(ms(12.0), 2, true, true), (Some(dur_ms(2.0)), ms(10.0)), "an empty queue: t_w = t_h");
+}
+
 /// Eq. 6 per AC: a frame starts contending when enqueued or when its predecessor leaves, whichever is
 /// later; failures leave the queue without a sample.
 #[test]
@@ -68,11 +126,11 @@ fn head_of_queue_inference() {
     m.on_enqueue(ms(0.0), 2);
     m.on_enqueue(ms(1.0), 2);
     m.on_enqueue(ms(1.5), 1);
-    assert_eq!(m.on_done(ms(5.0), 2, true), (Some(dur_ms(5.0)), ms(0.0)));
-    assert_eq!(m.on_done(ms(7.0), 2, true), (Some(dur_ms(2.0)), ms(5.0)), "behind its predecessor");
-    assert_eq!(m.on_done(ms(4.0), 1, false), (None, ms(1.5)), "another AC; a failure gives no sample");
+    assert_eq!(m.on_done(ms(5.0), 2, true, false), (Some(dur_ms(5.0)), ms(0.0)));
+    assert_eq!(m.on_done(ms(7.0), 2, true, false), (Some(dur_ms(2.0)), ms(5.0)), "behind its predecessor");
+    assert_eq!(m.on_done(ms(4.0), 1, false, false), (None, ms(1.5)), "another AC; a failure gives no sample");
     m.on_enqueue(ms(10.0), 2);
-    assert_eq!(m.on_done(ms(12.0), 2, true), (Some(dur_ms(2.0)), ms(10.0)), "enqueued after the queue emptied");
+    assert_eq!(m.on_done(ms(12.0), 2, true, false), (Some(dur_ms(2.0)), ms(10.0)), "enqueued after the queue emptied");
 }
 
 /// Tokens in PSDUs, depth 2, the wait rounded up to the µs; a rate change accrues at the old rate.
@@ -110,6 +168,9 @@ fn params_are_checked() {
     assert_eq!(QairParams { r_min: 0.0, ..QairParams::default() }.validate().unwrap_err().0, "r_min");
     assert_eq!(QairParams { alpha: 1.0, ..QairParams::default() }.validate().unwrap_err().0, "alpha");
     assert_eq!(QairParams { r_min: 10.0, r_max: 5.0, ..QairParams::default() }.validate().unwrap_err().0, "r_min");
+    for bad in [1.0, -0.1, f64::NAN] {
+        assert_eq!(QairParams { decrease_floor: bad, ..QairParams::default() }.validate().unwrap_err().0, "decrease_floor");
+    }
 }
 
 /// The explicit tag (spec §5): DSCP CS5 and above (EF 46 included) marks a packet delay-sensitive at
