@@ -89,8 +89,8 @@ pub enum TxEvent {
 pub trait ReleaseGate: Send + Sync + std::fmt::Debug {
     /// Whether the driver may push a PSDU to the hardware now; `Err(t)`: not before `t` (> `now`).
     fn may_release(&mut self, now: SimTime) -> Result<(), SimTime>;
-    /// The driver pushed a PSDU of `bytes` for medium link `link` and AC `ac`.
-    fn on_release(&mut self, _now: SimTime, _link: u32, _ac: usize, _bytes: u32) {}
+    /// The driver pushed a PSDU of `bytes` and `mpdus` MPDUs for medium link `link` and AC `ac`.
+    fn on_release(&mut self, _now: SimTime, _link: u32, _ac: usize, _bytes: u32, _mpdus: u32) {}
     /// A transmit event of one of the node's PSDUs.
     fn on_tx_event(&mut self, _now: SimTime, _ev: &TxEvent) {}
     /// Where the gate holds the driver back.

@@ -95,7 +95,9 @@ impl Control {
         } else if self.hold > 0 {
             self.hold -= 1;
         } else {
-            self.r = (self.r * (self.t_target_us / t_hat).max(self.decrease_floor)).max(self.r_min);
+            // R · T_target / T̂ in Algorithm 1's order of operations (its rounding), floored.
+            let cut = if self.t_target_us / t_hat < self.decrease_floor { self.r * self.decrease_floor } else { self.r * self.t_target_us / t_hat };
+            self.r = cut.max(self.r_min);
             self.hold = self.decrease_hold;
         }
         Some(self.r)

@@ -20,6 +20,7 @@ pub struct QairGate {
     explicit_tags: bool,
     /// t_k from the hardware-queue entry instead of the inferred head (`QairParams::t_k_from`).
     t_k_from_enqueue: bool,
+    token_unit: super::TokenUnit,
     control: Control,
     bucket: TokenBucket,
     monitor: DelayMonitor,
@@ -50,7 +51,7 @@ impl QairGate {
     }
 
     pub fn new(p: &QairParams) -> Self {
-        QairGate { derived: None, enabled: p.enabled, release_point: p.release_point, explicit_tags: p.explicit_tags, t_k_from_enqueue: p.t_k_from == super::TkFrom::HwEnqueue, control: Control::new(p, SimTime::ZERO), bucket: TokenBucket::new(p.depth, SimTime::ZERO), monitor: DelayMonitor::default(), released: 0, refusals: 0, samples: 0, max_inference_error_ns: 0, in_hw: 0, busy_since: SimTime::ZERO, hw_busy_ns: 0, last_event: SimTime::ZERO }
+        QairGate { derived: None, enabled: p.enabled, release_point: p.release_point, explicit_tags: p.explicit_tags, t_k_from_enqueue: p.t_k_from == super::TkFrom::HwEnqueue, token_unit: p.token_unit, control: Control::new(p, SimTime::ZERO), bucket: TokenBucket::new(p.depth, SimTime::ZERO), monitor: DelayMonitor::default(), released: 0, refusals: 0, samples: 0, max_inference_error_ns: 0, in_hw: 0, busy_since: SimTime::ZERO, hw_busy_ns: 0, last_event: SimTime::ZERO }
     }
 }
 
@@ -71,7 +72,8 @@ impl ReleaseGate for QairGate {
     }
 
     /// The wait for the token of the PSDU behind the `held` ones (none at the `formation` release
-    /// point, where the driver forms no PSDU while the gate is closed).
+    /// point, where the driver forms no PSDU while the gate is closed). With MPDU tokens each held PSDU
+    /// counts as one token here: a lower bound.
     fn expected_hold(&self, now: SimTime, held: usize) -> SimDuration {
         if !self.enabled {
             return SimDuration::ZERO;
@@ -79,9 +81,12 @@ impl ReleaseGate for QairGate {
         self.bucket.expected_wait(now, self.control.rate(), held as f64)
     }
 
-    fn on_release(&mut self, now: SimTime, _link: u32, ac: usize, _bytes: u32) {
+    fn on_release(&mut self, now: SimTime, _link: u32, ac: usize, _bytes: u32, mpdus: u32) {
         if self.enabled {
-            self.bucket.consume();
+            self.bucket.consume(match self.token_unit {
+                super::TokenUnit::Psdu => 1.0,
+                super::TokenUnit::Mpdu => mpdus.max(1) as f64,
+            });
         }
         self.monitor.on_enqueue(now, ac);
         self.released += 1;

@@ -35,9 +35,13 @@
 //! (the spec's derivation for its testbed PHY), or N* · T_cycle of the node's own PHY with `n_star`
 //! (§4.3; T_cycle from [`crate::mac::config::BssParams::exchange_cycle`] at the node's fastest rate,
 //! our reading for adaptive rate control, where the spec is silent). The gate also counts the time its
-//! node had a PSDU in hardware (`hw_busy_ms`, for QP3's equilibrium level). Which of the spec's §10
-//! properties hold is in FIDELITY.md's QAir section: the occupancy, delay and re-convergence (QP3, QP7)
-//! hold; the controllers do not converge to one R_tc (QP1/QP2, with what was tried).
+//! node had a PSDU in hardware (`hw_busy_ms`, for QP3's equilibrium level).
+//!
+//! Algorithm 1 as printed does not converge in our model: the saturated nodes split the channel
+//! unfairly (QP1/QP2). Four departures, each a parameter that is off by default, fix that together
+//! (the *stable set*: `t_k_from = "hw_enqueue"`, `increase = "per_interval"`, `delta = 0.02`,
+//! `decrease_hold = 10`, `decrease_floor = 0.5`; why each is needed is in FIDELITY.md's QAir section,
+//! with which of the spec's §10 properties hold with and without them).
 
 pub mod control;
 pub mod gate;
@@ -45,7 +49,7 @@ pub mod monitor;
 mod params;
 pub mod regulator;
 
-pub use params::{Increase, QairParams, TkFrom};
+pub use params::{Increase, QairParams, TkFrom, TokenUnit};
 
 #[cfg(test)]
 mod tests;

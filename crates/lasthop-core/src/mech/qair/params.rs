@@ -69,6 +69,29 @@ pub struct QairParams {
     /// this share. Default 0 (Algorithm 1: R · T_target / T̂, unbounded).
     #[serde(skip_serializing_if = "is_zero_f64")]
     pub decrease_floor: f64,
+    /// What one token pays for ([R2]): `"psdu"` (one PSDU, an A-MPDU being one frame, [R4]) or `"mpdu"`
+    /// (each MPDU of the PSDU: R, δ, R_min and R_max are then in MPDUs/s, and the bucket may go into
+    /// debt for an aggregate larger than its depth, the next release waiting until the balance is back
+    /// at one token). Default `"psdu"`.
+    #[serde(skip_serializing_if = "TokenUnit::is_psdu")]
+    pub token_unit: TokenUnit,
+}
+
+/// What one QAir token pays for ([`QairParams::token_unit`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TokenUnit {
+    /// One PSDU.
+    #[default]
+    Psdu,
+    /// One MPDU.
+    Mpdu,
+}
+
+impl TokenUnit {
+    fn is_psdu(&self) -> bool {
+        *self == TokenUnit::Psdu
+    }
 }
 
 fn is_zero_u32(v: &u32) -> bool {
@@ -122,7 +145,7 @@ pub const TAG_DSCP_MIN: u8 = 40;
 
 impl Default for QairParams {
     fn default() -> Self {
-        QairParams { t_target_ms: 12.0, n_star: None, alpha: 0.9, check_interval_ms: 2.5, delta: 2.0, r_min: 5.0, r_max: 8667.0, depth: 2.0, enabled: true, release_point: ReleasePoint::Formation, explicit_tags: true, t_k_from: TkFrom::Head, increase: Increase::PerUpdate, decrease_hold: 0, decrease_floor: 0.0 }
+        QairParams { t_target_ms: 12.0, n_star: None, alpha: 0.9, check_interval_ms: 2.5, delta: 2.0, r_min: 5.0, r_max: 8667.0, depth: 2.0, enabled: true, release_point: ReleasePoint::Formation, explicit_tags: true, t_k_from: TkFrom::Head, increase: Increase::PerUpdate, decrease_hold: 0, decrease_floor: 0.0, token_unit: TokenUnit::Psdu }
     }
 }
 

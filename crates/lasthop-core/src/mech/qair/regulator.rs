@@ -1,6 +1,6 @@
 //! The Rate Regulator (spec §5): a token bucket in PSDUs at the controller's rate R.
 //!
-//! Tokens accrue at R up to `depth`; a PSDU needs one. A rate change accrues tokens at the old rate up
+//! Tokens accrue at R up to `depth`; a PSDU needs one (and pays one, or its MPDUs with MPDU tokens). A rate change accrues tokens at the old rate up
 //! to the change first. The instant the next token is due is rounded up to the µs, so floating-point
 //! values never order events.
 
@@ -36,9 +36,11 @@ impl TokenBucket {
         Err(now + SimDuration::from_us(wait_us as u64))
     }
 
-    /// A PSDU was released: it pays one token (the driver asked [`TokenBucket::ready`] first).
-    pub fn consume(&mut self) {
-        self.tokens -= 1.0;
+    /// A PSDU was released: it pays `tokens` (one, or its MPDUs with MPDU tokens; the driver asked
+    /// [`TokenBucket::ready`] first). The balance may go below zero: the next PSDU then waits until it
+    /// is back at one.
+    pub fn consume(&mut self, tokens: f64) {
+        self.tokens -= tokens;
     }
 
     /// How long a PSDU offered at `now` behind `held` others would wait for its token at `rate`:

@@ -14,7 +14,7 @@ fn dur_ms(x: f64) -> SimDuration {
 }
 
 fn params() -> QairParams {
-    QairParams { t_target_ms: 12.0, n_star: None, alpha: 0.9, check_interval_ms: 2.5, delta: 2.0, r_min: 5.0, r_max: 100.0, depth: 2.0, explicit_tags: true, enabled: true, release_point: crate::mac::txpath::gate::ReleasePoint::Formation, t_k_from: super::TkFrom::Head, increase: super::Increase::PerUpdate, decrease_hold: 0, decrease_floor: 0.0 }
+    QairParams { t_target_ms: 12.0, n_star: None, alpha: 0.9, check_interval_ms: 2.5, delta: 2.0, r_min: 5.0, r_max: 100.0, depth: 2.0, explicit_tags: true, enabled: true, release_point: crate::mac::txpath::gate::ReleasePoint::Formation, t_k_from: super::TkFrom::Head, increase: super::Increase::PerUpdate, decrease_hold: 0, decrease_floor: 0.0, token_unit: super::TokenUnit::Psdu }
 }
 
 /// Algorithm 1: the mean over an interval (Eq. 4) seeds T̂, then the EWMA (Eq. 5); the check is strict
@@ -139,7 +139,7 @@ fn token_bucket_by_hand() {
     let mut b = TokenBucket::new(2.0, SimTime::ZERO);
     for _ in 0..2 {
         assert_eq!(b.ready(SimTime::ZERO, 1000.0), Ok(()));
-        b.consume();
+        b.consume(1.0);
     }
     assert_eq!(b.ready(SimTime::ZERO, 1000.0), Err(ms(1.0)));
     // At 3 tokens/s, 0.5 ms adds 0.0015 token; the next is due (1 − 0.0015) / 3 s = 332 833.3 µs later,
@@ -149,13 +149,25 @@ fn token_bucket_by_hand() {
     assert_eq!(b.tokens(), 2.0, "capped at the depth");
 }
 
+/// MPDU tokens: a 32-MPDU aggregate released with two tokens leaves the bucket 30 in debt, and the next
+/// PSDU waits until the balance is back at one: 31 tokens at 1000/s, 31 ms.
+#[test]
+fn mpdu_tokens_go_into_debt() {
+    let mut b = TokenBucket::new(2.0, SimTime::ZERO);
+    assert_eq!(b.ready(SimTime::ZERO, 1000.0), Ok(()));
+    b.consume(32.0);
+    assert_eq!(b.tokens(), -30.0);
+    assert_eq!(b.ready(ms(1.0), 1000.0), Err(ms(31.0)));
+    assert_eq!(b.ready(ms(31.0), 1000.0), Ok(()));
+}
+
 /// The hold LAST-PQ adds to its estimate (spec §17.6): max(0, (h + 1 − tokens) / R), TV4's numbers.
 #[test]
 fn expected_wait_for_a_token() {
     let mut b = TokenBucket::new(2.0, SimTime::ZERO);
     assert_eq!(b.expected_wait(SimTime::ZERO, 500.0, 0.0), SimDuration::ZERO, "a token is there");
-    b.consume();
-    b.consume();
+    b.consume(1.0);
+    b.consume(1.0);
     assert_eq!(b.expected_wait(SimTime::ZERO, 500.0, 0.0), SimDuration::from_ms(2));
     assert_eq!(b.expected_wait(SimTime::ZERO, 500.0, 1.0), SimDuration::from_ms(4), "behind one held PSDU");
     assert_eq!(b.expected_wait(ms(1.0), 500.0, 0.0), SimDuration::from_ms(1), "half a token accrued");

@@ -147,7 +147,7 @@ impl LinuxPath {
     /// Pushes a formed PSDU of TXQ (`li`, `ac`) into its hardware queue (counted in its depth already).
     pub(super) fn push_hw(&mut self, now: SimTime, li: usize, ac: usize, psdu: Psdu) {
         if let Some(g) = &mut self.gate {
-            g.on_release(now, psdu.link, ac, psdu.psdu_len);
+            g.on_release(now, psdu.link, ac, psdu.psdu_len, psdu.mpdus.len() as u32);
         }
         if let Some(policy) = &mut self.policy {
             let (txv, _) = psdu.chain.get(0).expect("chain");

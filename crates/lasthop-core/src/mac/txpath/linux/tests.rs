@@ -187,7 +187,7 @@ impl ReleaseGate for Turnstile {
             None => Err(now + SimDuration::from_secs(1)),
         }
     }
-    fn on_release(&mut self, now: SimTime, _link: u32, ac: usize, _bytes: u32) {
+    fn on_release(&mut self, now: SimTime, _link: u32, ac: usize, _bytes: u32, _mpdus: u32) {
         self.opens.remove(0);
         self.released.push((now, ac));
     }
