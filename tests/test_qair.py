@@ -5,6 +5,8 @@ the live-stream player by hand, and the quick ``qair-udp`` (its N* sweep), ``qai
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 import lasthop
@@ -131,7 +133,7 @@ def test_qair_udp_sweeps_n_star() -> None:
     assert all(r["background_jain"] > 0.9 for r in stable), stable
     assert by[(4, "qair")]["background_jain"] < 0.7
     assert all(r["ping_rtt_mean_ms"] < 0.6 * by[(r["n"], "dcf")]["ping_rtt_mean_ms"] for r in stable), stable
-    assert doc["best_n_star"] in (3.0, 2.0, 1.5) and doc["best_variant"] in doc["n_star_fit"]
+    assert doc["best_variant"] == qair._best("udp", doc["n_star_fit"])
 
 
 def test_the_n_star_fit_by_hand() -> None:
@@ -147,6 +149,19 @@ def test_the_n_star_fit_by_hand() -> None:
     # TCP: Q3 on n ≤ 5 with its own band (−50…−60 %), Q4 a loss of at most 15 % (gains do not count).
     tcp = qair._fit("tcp", gains)
     assert (tcp["Q3_n_in_band"], tcp["Q3_n_within_30pct"], tcp["Q4_n_outside"]) == ([3], [2, 3], [4])  # 0.8 > 0.78
+
+
+def test_the_best_variant_by_hand() -> None:
+    """The best fit: most n within ±30 % of the RTT band, then fewest n breaking the throughput row, then
+    the smallest mean miss; a tie goes to the first listed."""
+    def fit(within: list[int], outside: list[int], miss: float) -> dict[str, Any]:
+        return {"Q1_n_within_30pct": within, "Q2_n_outside": outside, "Q1_mean_miss": miss}
+    fits = {"a": fit([2, 3], [], 0.2), "b": fit([2, 3, 4], [3, 4], 0.1), "c": fit([2, 3, 4], [], 0.3)}
+    assert qair._best("udp", fits) == "c", "the throughput row before the mean miss"
+    assert qair._best("udp", {**fits, "c": fit([2, 3, 4], [3, 4], 0.2)}) == "b", "then the smaller miss"
+    assert qair._best("udp", {"x": fit([2], [], 0.1), "y": fit([2], [], 0.1)}) == "x", "a tie: the first"
+    tcp = {"a": {"Q3_n_within_30pct": [2], "Q4_n_outside": [], "Q3_mean_miss": None}}
+    assert qair._best("tcp", tcp) == "a"
 
 
 def test_qp5_below_n_star_qair_is_transparent() -> None:

@@ -128,6 +128,10 @@ impl ReleaseGate for QairGate {
             "max_inference_error_ns": self.max_inference_error_ns,
             "hw_busy_ms": (self.hw_busy_ns + if self.in_hw > 0 { self.last_event.saturating_since(self.busy_since).as_ns() } else { 0 }) as f64 * 1e-6,
         });
+        if self.token_unit == super::TokenUnit::Mpdu {
+            // `rate_psdus_per_s` is then in MPDUs/s.
+            v["token_unit"] = "mpdu".into();
+        }
         if let Some((t_cycle_ms, t_target_ms)) = self.derived {
             v["t_cycle_ms"] = t_cycle_ms.into();
             v["t_target_ms"] = t_target_ms.into();

@@ -38,7 +38,8 @@
 //! node had a PSDU in hardware (`hw_busy_ms`, for QP3's equilibrium level).
 //!
 //! Algorithm 1 as printed does not converge in our model: the saturated nodes split the channel
-//! unfairly (QP1/QP2). Four departures, each a parameter that is off by default, fix that together
+//! unfairly (QP1/QP2). Four departures, each a parameter that is off by default, make the split fair
+//! (QP2; QP1 holds in part)
 //! (the *stable set*: `t_k_from = "hw_enqueue"`, `increase = "per_interval"`, `delta = 0.02`,
 //! `decrease_hold = 10`, `decrease_floor = 0.5`; why each is needed is in FIDELITY.md's QAir section,
 //! with which of the spec's §10 properties hold with and without them).

@@ -24,14 +24,15 @@ pub struct QairParams {
     pub alpha: f64,
     /// checkInterval: the mean of t_k is taken over at least this long (Eq. 4), ms. Default 2.5 (§3.4).
     pub check_interval_ms: f64,
-    /// δ, the additive increase per update, PSDUs/s. Default 2 ([LH]).
+    /// δ, the additive increase per update, PSDUs/s (MPDUs/s with `token_unit = "mpdu"`, as are R_min and
+    /// R_max; none of the three is rescaled for it). Default 2 ([LH]).
     pub delta: f64,
-    /// R_min, PSDUs/s (> 0: the dead corner, §4.2). Default 5 ([LH]).
+    /// R_min, PSDUs/s or MPDUs/s (> 0: the dead corner, §4.2). Default 5 ([LH]).
     pub r_min: f64,
-    /// R_max, PSDUs/s: "the maximum theoretical throughput" in 1500-byte frames. Default 8667
+    /// R_max, PSDUs/s or MPDUs/s: "the maximum theoretical throughput" in 1500-byte frames. Default 8667
     /// (104 Mbit/s / (8 · 1500 B), §4.2 [D]); also the starting rate R_0 ([LH]).
     pub r_max: f64,
-    /// Token-bucket depth, PSDUs. Default 2 ([LH]: ath9k's two queued aggregates).
+    /// Token-bucket depth, tokens (PSDUs, or MPDUs). Default 2 ([LH]: ath9k's two queued aggregates).
     pub depth: f64,
     /// `false`: QAir off on this node (a legacy node, spec §9): the regulator never holds a PSDU, while
     /// the Delay Monitor and the controller still run and report (`t_hat_ms`, `rate_psdus_per_s`), so a
@@ -56,13 +57,14 @@ pub struct QairParams {
     /// How the additive increase accrues: `"per_update"` (Algorithm 1 as printed: δ at every update,
     /// and updates come only with completions, so a node's growth scales with its own rate) or
     /// `"per_interval"` (δ per checkInterval of time since the last update: every node below target
-    /// grows at δ / checkInterval whatever its rate; the same as `per_update` for a node completing a
-    /// frame every interval). Default `"per_update"`.
+    /// grows at δ / checkInterval whatever its rate; as the check is strict, an update comes more than
+    /// one interval after the last, so this always adds more than δ; after an idle spell the first
+    /// update adds the whole spell's growth, up to R_max). Default `"per_update"`.
     #[serde(skip_serializing_if = "Increase::is_per_update")]
     pub increase: Increase,
     /// Updates above target after a decrease before the next decrease may run (while T̂, an average
-    /// that lags its samples, still shows the overload the decrease answered). Default 0 (Algorithm 1:
-    /// every update above target decreases).
+    /// that lags its samples, still shows the overload the decrease answered); an update below target
+    /// ends the hold. Default 0 (Algorithm 1: every update above target decreases).
     #[serde(skip_serializing_if = "is_zero_u32")]
     pub decrease_hold: u32,
     /// The smallest factor one decrease multiplies R by, in [0, 1): one outlying T̂ cannot cut R below

@@ -1,6 +1,6 @@
-//! The Rate Regulator (spec §5): a token bucket in PSDUs at the controller's rate R.
+//! The Rate Regulator (spec §5): a token bucket in PSDUs (or MPDUs) at the controller's rate R.
 //!
-//! Tokens accrue at R up to `depth`; a PSDU needs one (and pays one, or its MPDUs with MPDU tokens). A rate change accrues tokens at the old rate up
+//! Tokens accrue at R up to `depth`; a PSDU needs one, and pays one (or its MPDUs with MPDU tokens). A rate change accrues tokens at the old rate up
 //! to the change first. The instant the next token is due is rounded up to the µs, so floating-point
 //! values never order events.
 

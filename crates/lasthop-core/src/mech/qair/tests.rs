@@ -81,7 +81,7 @@ fn increase_per_interval_by_hand() {
 }
 
 /// `decrease_hold`: after a decrease, that many updates above target pass before the next; an update
-/// below target ends the hold. `decrease_floor`: one decrease cuts R by at most that factor.
+/// below target ends the hold. `decrease_floor`: one decrease multiplies R by no less than that factor.
 #[test]
 fn decrease_hold_and_floor_by_hand() {
     let p = QairParams { alpha: 0.0, r_max: 1000.0, decrease_hold: 2, decrease_floor: 0.5, ..params() };
@@ -159,6 +159,28 @@ fn mpdu_tokens_go_into_debt() {
     assert_eq!(b.tokens(), -30.0);
     assert_eq!(b.ready(ms(1.0), 1000.0), Err(ms(31.0)));
     assert_eq!(b.ready(ms(31.0), 1000.0), Ok(()));
+}
+
+/// The gate with MPDU tokens: a released 32-MPDU PSDU pays 32 (at R_0 = R_max = 100 MPDUs/s the next
+/// release waits (1 − (2 − 32)) / 100 s = 310 ms), a single-MPDU one pays one, and the gate says its
+/// unit; with PSDU tokens the same aggregate pays one.
+#[test]
+fn the_gate_charges_each_mpdu_with_mpdu_tokens() {
+    use crate::mac::txpath::gate::ReleaseGate;
+    let p = QairParams { token_unit: super::TokenUnit::Mpdu, ..params() };
+    let mut g = super::gate::QairGate::new(&p);
+    assert_eq!(g.may_release(SimTime::ZERO), Ok(()));
+    g.on_release(SimTime::ZERO, 0, 2, 49_406, 32);
+    assert_eq!(g.may_release(SimTime::ZERO), Err(ms(310.0)));
+    assert_eq!(g.expected_hold(SimTime::ZERO, 0), dur_ms(310.0), "in debt: (0 + 1 + 30) / 100 s");
+    assert_eq!(g.may_release(ms(310.0)), Ok(()));
+    g.on_release(ms(310.0), 0, 2, 1538, 1);
+    assert_eq!(g.may_release(ms(310.0)), Err(ms(320.0)));
+    assert_eq!(g.stats()["token_unit"], "mpdu");
+    let mut psdu = super::gate::QairGate::new(&params());
+    psdu.on_release(SimTime::ZERO, 0, 2, 49_406, 32);
+    assert_eq!(psdu.may_release(SimTime::ZERO), Ok(()), "one of two PSDU tokens paid");
+    assert!(psdu.stats().get("token_unit").is_none());
 }
 
 /// The hold LAST-PQ adds to its estimate (spec §17.6): max(0, (h + 1 − tokens) / R), TV4's numbers.
