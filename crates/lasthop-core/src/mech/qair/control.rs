@@ -44,7 +44,7 @@ impl Control {
             n: 0,
             last_update: start,
             t_hat_us: None,
-            r: p.r_max,
+            r: p.r_0.unwrap_or(p.r_max),
             updates: 0,
             decrease_hold: p.decrease_hold,
             decrease_floor: p.decrease_floor,

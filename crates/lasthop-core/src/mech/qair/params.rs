@@ -30,7 +30,7 @@ pub struct QairParams {
     /// R_min, PSDUs/s or MPDUs/s (> 0: the dead corner, §4.2). Default 5 ([LH]).
     pub r_min: f64,
     /// R_max, PSDUs/s or MPDUs/s: "the maximum theoretical throughput" in 1500-byte frames. Default 8667
-    /// (104 Mbit/s / (8 · 1500 B), §4.2 [D]); also the starting rate R_0 ([LH]).
+    /// (104 Mbit/s / (8 · 1500 B), §4.2 [D]); also the starting rate R_0 unless `r_0` says otherwise.
     pub r_max: f64,
     /// Token-bucket depth, tokens (PSDUs, or MPDUs). Default 2 ([LH]: ath9k's two queued aggregates).
     pub depth: f64,
@@ -77,6 +77,11 @@ pub struct QairParams {
     /// at one token). Default `"psdu"`.
     #[serde(skip_serializing_if = "TokenUnit::is_psdu")]
     pub token_unit: TokenUnit,
+    /// R_0, the rate a node starts at, within [R_min, R_max]. Default R_max ([LH]: a node starts
+    /// transparent, as DCF; a lower R_0 shortens the descent of many nodes started together, but a node
+    /// alone then climbs from it at the additive increase).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub r_0: Option<f64>,
 }
 
 /// What one QAir token pays for ([`QairParams::token_unit`]).
@@ -147,7 +152,7 @@ pub const TAG_DSCP_MIN: u8 = 40;
 
 impl Default for QairParams {
     fn default() -> Self {
-        QairParams { t_target_ms: 12.0, n_star: None, alpha: 0.9, check_interval_ms: 2.5, delta: 2.0, r_min: 5.0, r_max: 8667.0, depth: 2.0, enabled: true, release_point: ReleasePoint::Formation, explicit_tags: true, t_k_from: TkFrom::Head, increase: Increase::PerUpdate, decrease_hold: 0, decrease_floor: 0.0, token_unit: TokenUnit::Psdu }
+        QairParams { t_target_ms: 12.0, n_star: None, alpha: 0.9, check_interval_ms: 2.5, delta: 2.0, r_min: 5.0, r_max: 8667.0, depth: 2.0, enabled: true, release_point: ReleasePoint::Formation, explicit_tags: true, t_k_from: TkFrom::Head, increase: Increase::PerUpdate, decrease_hold: 0, decrease_floor: 0.0, token_unit: TokenUnit::Psdu, r_0: None }
     }
 }
 
@@ -176,6 +181,11 @@ impl QairParams {
         }
         if !(self.decrease_floor.is_finite() && (0.0..1.0).contains(&self.decrease_floor)) {
             return Err(("decrease_floor", format!("must be in [0, 1), got {}", self.decrease_floor)));
+        }
+        if let Some(r0) = self.r_0 {
+            if !(r0.is_finite() && (self.r_min..=self.r_max).contains(&r0)) {
+                return Err(("r_0", format!("must be within [r_min, r_max] = [{}, {}], got {r0}", self.r_min, self.r_max)));
+            }
         }
         if self.r_min > self.r_max {
             return Err(("r_min", format!("must not exceed r_max ({}), got {}", self.r_max, self.r_min)));

@@ -14,7 +14,7 @@ fn dur_ms(x: f64) -> SimDuration {
 }
 
 fn params() -> QairParams {
-    QairParams { t_target_ms: 12.0, n_star: None, alpha: 0.9, check_interval_ms: 2.5, delta: 2.0, r_min: 5.0, r_max: 100.0, depth: 2.0, explicit_tags: true, enabled: true, release_point: crate::mac::txpath::gate::ReleasePoint::Formation, t_k_from: super::TkFrom::Head, increase: super::Increase::PerUpdate, decrease_hold: 0, decrease_floor: 0.0, token_unit: super::TokenUnit::Psdu }
+    QairParams { t_target_ms: 12.0, n_star: None, alpha: 0.9, check_interval_ms: 2.5, delta: 2.0, r_min: 5.0, r_max: 100.0, depth: 2.0, explicit_tags: true, enabled: true, release_point: crate::mac::txpath::gate::ReleasePoint::Formation, t_k_from: super::TkFrom::Head, increase: super::Increase::PerUpdate, decrease_hold: 0, decrease_floor: 0.0, token_unit: super::TokenUnit::Psdu, r_0: None }
 }
 
 /// Algorithm 1: the mean over an interval (Eq. 4) seeds T̂, then the EWMA (Eq. 5); the check is strict
@@ -202,6 +202,9 @@ fn params_are_checked() {
     assert_eq!(QairParams { r_min: 0.0, ..QairParams::default() }.validate().unwrap_err().0, "r_min");
     assert_eq!(QairParams { alpha: 1.0, ..QairParams::default() }.validate().unwrap_err().0, "alpha");
     assert_eq!(QairParams { r_min: 10.0, r_max: 5.0, ..QairParams::default() }.validate().unwrap_err().0, "r_min");
+    assert_eq!(QairParams { r_0: Some(4.0), ..QairParams::default() }.validate().unwrap_err().0, "r_0");
+    assert_eq!(Control::new(&QairParams { r_0: Some(100.0), ..QairParams::default() }, SimTime::ZERO).rate(), 100.0);
+    assert_eq!(Control::new(&QairParams::default(), SimTime::ZERO).rate(), 8667.0, "R_0 = R_max");
     for bad in [1.0, -0.1, f64::NAN] {
         assert_eq!(QairParams { decrease_floor: bad, ..QairParams::default() }.validate().unwrap_err().0, "decrease_floor");
     }
