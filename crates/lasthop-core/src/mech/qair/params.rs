@@ -52,7 +52,7 @@ pub struct QairParams {
     /// hardware queue, inferred as max(its predecessor's completion, its own enqueue)) or
     /// `"hw_enqueue"` (when it entered the hardware queue, t_w: a backlogged node's own queue counts).
     /// Default `"head"`. See FIDELITY.md (QP1/QP2) for what each does to convergence.
-    #[serde(skip_serializing_if = "TkFrom::is_head")]
+    #[serde(skip_serializing_if = "is_default")]
     pub t_k_from: TkFrom,
     /// How the additive increase accrues: `"per_update"` (Algorithm 1 as printed: δ at every update,
     /// and updates come only with completions, so a node's growth scales with its own rate) or
@@ -60,22 +60,22 @@ pub struct QairParams {
     /// grows at δ / checkInterval whatever its rate; as the check is strict, an update comes more than
     /// one interval after the last, so this always adds more than δ; after an idle spell the first
     /// update adds the whole spell's growth, up to R_max). Default `"per_update"`.
-    #[serde(skip_serializing_if = "Increase::is_per_update")]
+    #[serde(skip_serializing_if = "is_default")]
     pub increase: Increase,
     /// Updates above target after a decrease before the next decrease may run (while T̂, an average
     /// that lags its samples, still shows the overload the decrease answered); an update below target
     /// ends the hold. Default 0 (Algorithm 1: every update above target decreases).
-    #[serde(skip_serializing_if = "is_zero_u32")]
+    #[serde(skip_serializing_if = "is_default")]
     pub decrease_hold: u32,
     /// The smallest factor one decrease multiplies R by, in [0, 1): one outlying T̂ cannot cut R below
     /// this share. Default 0 (Algorithm 1: R · T_target / T̂, unbounded).
-    #[serde(skip_serializing_if = "is_zero_f64")]
+    #[serde(skip_serializing_if = "is_default")]
     pub decrease_floor: f64,
     /// What one token pays for ([R2]): `"psdu"` (one PSDU, an A-MPDU being one frame, [R4]) or `"mpdu"`
     /// (each MPDU of the PSDU: R, δ, R_min and R_max are then in MPDUs/s, and the bucket may go into
     /// debt for an aggregate larger than its depth, the next release waiting until the balance is back
     /// at one token). Default `"psdu"`.
-    #[serde(skip_serializing_if = "TokenUnit::is_psdu")]
+    #[serde(skip_serializing_if = "is_default")]
     pub token_unit: TokenUnit,
     /// R_0, the rate a node starts at, within [R_min, R_max]. Default R_max ([LH]: a node starts
     /// transparent, as DCF; a lower R_0 shortens the descent of many nodes started together, but a node
@@ -95,20 +95,6 @@ pub enum TokenUnit {
     Mpdu,
 }
 
-impl TokenUnit {
-    fn is_psdu(&self) -> bool {
-        *self == TokenUnit::Psdu
-    }
-}
-
-fn is_zero_u32(v: &u32) -> bool {
-    *v == 0
-}
-
-fn is_zero_f64(v: &f64) -> bool {
-    *v == 0.0
-}
-
 /// Where QAir's per-frame delay sample starts ([`QairParams::t_k_from`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -118,12 +104,6 @@ pub enum TkFrom {
     Head,
     /// The frame's entry into the hardware queue (t_w).
     HwEnqueue,
-}
-
-impl TkFrom {
-    fn is_head(&self) -> bool {
-        *self == TkFrom::Head
-    }
 }
 
 /// How QAir's additive increase accrues ([`QairParams::increase`]).
@@ -137,10 +117,10 @@ pub enum Increase {
     PerInterval,
 }
 
-impl Increase {
-    fn is_per_update(&self) -> bool {
-        *self == Increase::PerUpdate
-    }
+/// Whether a field holds its type's default, which is also the parameter's (left out of the resolved
+/// scenario, so scenarios written before the field existed resolve as they did).
+fn is_default<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
 }
 
 fn is_true(b: &bool) -> bool {

@@ -17,6 +17,16 @@ fn params() -> QairParams {
     QairParams { t_target_ms: 12.0, n_star: None, alpha: 0.9, check_interval_ms: 2.5, delta: 2.0, r_min: 5.0, r_max: 100.0, depth: 2.0, explicit_tags: true, enabled: true, release_point: crate::mac::txpath::gate::ReleasePoint::Formation, t_k_from: super::TkFrom::Head, increase: super::Increase::PerUpdate, decrease_hold: 0, decrease_floor: 0.0, token_unit: super::TokenUnit::Psdu, r_0: None }
 }
 
+/// Feeds a controller one sample 3 ms after the last (each an update: over the 2.5-ms interval); the
+/// new rate.
+fn stepper() -> impl FnMut(&mut Control, f64) -> f64 {
+    let mut t = 0.0;
+    move |c: &mut Control, t_k: f64| {
+        t += 3.0;
+        c.on_frame_success(ms(t), dur_ms(t_k)).unwrap()
+    }
+}
+
 /// Algorithm 1: the mean over an interval (Eq. 4) seeds T̂, then the EWMA (Eq. 5); the check is strict
 /// and runs only on a completion; decrease is proportional to the overshoot, increase additive.
 #[test]
@@ -41,11 +51,7 @@ fn algorithm_1_by_hand() {
 fn bounds_and_the_target_itself() {
     let p = QairParams { alpha: 0.0, ..params() };
     let mut c = Control::new(&p, SimTime::ZERO);
-    let mut t = 0.0;
-    let mut step = |c: &mut Control, t_k: f64| {
-        t += 3.0;
-        c.on_frame_success(ms(t), dur_ms(t_k)).unwrap()
-    };
+    let mut step = stepper();
     assert_eq!(step(&mut c, 12.0), 100.0, "T̂ = T_target: factor 1");
     assert_eq!(step(&mut c, 24.0), 50.0);
     assert_eq!(step(&mut c, 1.0), 52.0);
@@ -86,11 +92,7 @@ fn increase_per_interval_by_hand() {
 fn decrease_hold_and_floor_by_hand() {
     let p = QairParams { alpha: 0.0, r_max: 1000.0, decrease_hold: 2, decrease_floor: 0.5, ..params() };
     let mut c = Control::new(&p, SimTime::ZERO);
-    let mut t = 0.0;
-    let mut step = |c: &mut Control, t_k: f64| {
-        t += 3.0;
-        c.on_frame_success(ms(t), dur_ms(t_k)).unwrap()
-    };
+    let mut step = stepper();
     assert_eq!(step(&mut c, 16.0), 750.0, "12 / 16 = 0.75, above the floor");
     assert_eq!(step(&mut c, 16.0), 750.0, "held");
     assert_eq!(step(&mut c, 16.0), 750.0, "held");
