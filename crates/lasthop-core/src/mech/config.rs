@@ -204,6 +204,14 @@ impl Mechanism for MechanismConfig {
                     (Some(n), Some(t_cycle)) => super::qair::gate::QairGate::derived(p, n, t_cycle),
                     (Some(_), None) => return Err(InstallError::Unsupported { mechanism: name.into(), needs: format!("the PHY of '{}' to derive T_target from (n_star)", node.name) }),
                 };
+                let mut tagged = Vec::new();
+                for f in &p.tagged_flows {
+                    match node.flow_names.iter().position(|n| n == f) {
+                        Some(i) => tagged.push(i as u32),
+                        None => return Err(InstallError::Unsupported { mechanism: name.into(), needs: format!("a flow named '{f}' (tagged_flows)") }),
+                    }
+                }
+                let gate = gate.with_tagged_flows(tagged);
                 node.set_release_gate(name, Box::new(gate))?;
             }
             MechanismConfig::Lastpq(p) => {

@@ -181,6 +181,8 @@ pub struct NodeBuilder {
     pub link: LinkKind,
     /// The flows to the node's stations, in scenario order.
     pub flows: Vec<FlowInfo>,
+    /// The name of every flow of the scenario, by index (a mechanism resolves the flows it names).
+    pub flow_names: Vec<String>,
     /// The run's master seed, for RNGs derived from a path.
     pub seed: u64,
     /// On Wi-Fi, T_cycle of the node's PHY (QAir spec §4.3: one successful exchange of its largest
@@ -199,7 +201,7 @@ pub type MakeScheduler = Box<dyn Fn(usize) -> Box<dyn crate::mac::txpath::schedu
 
 impl NodeBuilder {
     pub fn new(name: String, link: LinkKind, flows: Vec<FlowInfo>, seed: u64) -> Self {
-        NodeBuilder { name, link, flows, seed, t_cycle: None, claims: Vec::new(), installs: Vec::new(), hooks: Vec::new(), release_gate: None, txq_scheduler: None, driver_policy: None }
+        NodeBuilder { name, link, flows, flow_names: Vec::new(), seed, t_cycle: None, claims: Vec::new(), installs: Vec::new(), hooks: Vec::new(), release_gate: None, txq_scheduler: None, driver_policy: None }
     }
 
     /// Claims `role` for mechanism `by`; refused if another mechanism holds it.

@@ -482,6 +482,16 @@ impl PacketsSetting {
 }
 
 impl Scenario {
+    /// Flow `i`'s name: its `name`, or `flow<i>` when it has none.
+    pub fn flow_name(&self, i: usize) -> String {
+        self.flows[i].common().name.map(str::to_string).unwrap_or_else(|| format!("flow{i}"))
+    }
+
+    /// Every flow's name ([`Scenario::flow_name`]), by index.
+    pub fn flow_names(&self) -> Vec<String> {
+        (0..self.flows.len()).map(|i| self.flow_name(i)).collect()
+    }
+
     /// Makes file paths (traces) absolute relative to the scenario's directory.
     pub(crate) fn resolve_paths(&mut self, base_dir: &Path) {
         let abs = |p: &mut String| {

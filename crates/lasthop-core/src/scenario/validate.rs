@@ -263,7 +263,7 @@ fn check_station_mechanisms(sc: &Scenario, s: &Station, loc: &Loc, is: &mut Issu
 fn check_prioritized_flows(sc: &Scenario, a: &AccessPoint, p: &crate::mech::lastpq::LastPqParams, loc: &Loc, is: &mut Issues) {
     for (i, d) in p.flows.iter().enumerate() {
         let at = loc.key("flows").index(i).key("flow");
-        let found = sc.flows.iter().enumerate().find(|(j, f)| f.common().name.map(str::to_string).unwrap_or_else(|| format!("flow{j}")) == d.flow);
+        let found = sc.flows.iter().enumerate().find(|(j, _)| sc.flow_name(*j) == d.flow);
         let Some((_, f)) = found else {
             is.push(at, format!("no flow named '{}'", d.flow), json!(d.flow));
             continue;
@@ -289,9 +289,15 @@ fn check_mechanism(sc: &Scenario, m: &crate::mech::MechanismConfig, loc: &Loc, i
     }
     if let Some(names) = m.flows() {
         for (i, n) in names.iter().enumerate() {
-            let known = sc.flows.iter().enumerate().any(|(j, f)| f.common().name.map(str::to_string).unwrap_or_else(|| format!("flow{j}")) == *n);
-            if !known {
+            if !sc.flow_names().contains(n) {
                 is.push(loc.key("flows").index(i), format!("no flow named '{n}'"), json!(n));
+            }
+        }
+    }
+    if let crate::mech::MechanismConfig::Qair(q) = m {
+        for (i, n) in q.tagged_flows.iter().enumerate() {
+            if !sc.flow_names().contains(n) {
+                is.push(loc.key("tagged_flows").index(i), format!("no flow named '{n}'"), json!(n));
             }
         }
     }

@@ -177,6 +177,7 @@ impl<'a> Net<'a> {
         for (ai, ap) in sc.aps.iter().enumerate() {
             let link = if matches!(ap.last_hop, LastHop::Wifi(_)) { LinkKind::Wifi } else { LinkKind::P2p };
             let mut node = NodeBuilder::new(ap.name.clone(), link, net.flows_to_stations_of(ai), seed);
+            node.flow_names = sc.flow_names();
             node.t_cycle = t_cycle(sc, ai, None);
             for m in &ap.node_mechanisms {
                 m.install(&mut node).expect("validated");
@@ -192,6 +193,7 @@ impl<'a> Net<'a> {
                 _ => LinkKind::P2p,
             };
             let mut node = NodeBuilder::new(st.name.clone(), link, Vec::new(), seed);
+            node.flow_names = sc.flow_names();
             node.t_cycle = sc.find_ap_of(st).and_then(|ai| t_cycle(sc, ai, Some(st)));
             let bss = sc.find_ap_of(st).map(|ai| sc.aps[ai].node_mechanisms.as_slice()).unwrap_or_default();
             for m in bss.iter().chain(&st.mechanisms) {
@@ -214,8 +216,7 @@ impl<'a> Net<'a> {
             let c = f.common();
             let Some(st) = sc.stations.iter().find(|s| s.name == c.to) else { continue };
             if sc.ap_of(st) == ai {
-                let name = c.name.map(str::to_string).unwrap_or_else(|| format!("flow{i}"));
-                out.push(FlowInfo { index: i as u32, name, kind: f.feedback_kind(), station: self.id(c.to) });
+                out.push(FlowInfo { index: i as u32, name: sc.flow_name(i), kind: f.feedback_kind(), station: self.id(c.to) });
             }
         }
         out
@@ -363,7 +364,7 @@ fn packet_log(sc: &Scenario) -> PacketLog {
         PacketsMode::Sampled => o.sample_every.unwrap_or(10) as u64,
     };
     let flows = o.flows.as_ref().map(|keep| {
-        sc.flows.iter().enumerate().map(|(i, f)| keep.iter().any(|k| *k == f.common().name.map(str::to_string).unwrap_or_else(|| format!("flow{i}")))).collect()
+        sc.flow_names().iter().map(|name| keep.contains(name)).collect()
     });
     if every == 1 && flows.is_none() {
         return PacketLog::new(true);

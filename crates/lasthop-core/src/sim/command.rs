@@ -86,7 +86,7 @@ pub(crate) fn resolve(sc: &Scenario, target: &str, set: &Map<String, Value>) -> 
 }
 
 fn resolve_flow(sc: &Scenario, name: &str, set: &Map<String, Value>) -> Result<Target, Refusal> {
-    let found = sc.flows.iter().enumerate().find(|(i, f)| f.common().name.map(str::to_string).unwrap_or_else(|| format!("flow{i}")) == name);
+    let found = sc.flows.iter().enumerate().find(|(i, _)| sc.flow_name(*i) == name);
     let Some((i, f)) = found else { return Err((None, format!("no flow named '{name}'"))) };
     if !matches!(f, Flow::UdpCbr(_) | Flow::UdpPoisson(_)) {
         return Err((None, format!("flow '{name}' is `{}`; run-time commands change `udp_cbr` and `udp_poisson` flows", f.kind())));

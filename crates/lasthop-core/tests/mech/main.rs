@@ -1082,3 +1082,28 @@ fn qair_qp2_the_stable_set_splits_fairly() {
     let jr = jain(nodes.iter().map(|x| x.rate));
     assert!(jr >= 0.95, "MPDU tokens, N = 6: Jain of R_tc {jr:.3}");
 }
+
+/// QAir's flow-table tag (spec §5, `tagged_flows`): four co-channel pairs with saturated downloads and
+/// a ping from the first AP to a second station of its own, QAir's stable set on every node at the
+/// `psdu` release point (20 s, seed 1), so every AP is held. The ping's PSDUs wait in that AP's gate
+/// behind the download's aggregates unless the ping is tagged; tagged, they leave first: its mean RTT
+/// falls from 52.7 to 31.7 ms (p99 155 → 110 ms). A tag naming no flow is an error at its path.
+#[test]
+fn qair_tagged_flows_leave_the_gate_first() {
+    let toml = |tag: &str| {
+        let stable = QAIR_STABLE.trim_end_matches(" }");
+        let mut t = dense_qair_toml().replace("{ type = \"qair\" }", &format!("{stable}, release_point = \"psdu\"{tag} }}")).replace("duration_s = 6", "duration_s = 20");
+        t = t.replace("to = \"sta4\"\ninterval_ms = 100", "to = \"sta1b\"\ninterval_ms = 100");
+        t += "[[stations]]\nname = \"sta1b\"\nap = \"ap1\"\n[[flows]]\nname = \"bg4\"\ntype = \"udp_cbr\"\nfrom = \"server\"\nto = \"sta4\"\nrate_mbps = 100\npacket_bytes = 1500\n";
+        t
+    };
+    let rtt = |tag: &str| {
+        let out = run(&toml(tag), 1);
+        let f = out.flows.iter().find(|f| f.flow == "ping").unwrap().clone();
+        (f.latency_mean_ms.unwrap(), f.latency_p99_ms.unwrap())
+    };
+    let (plain, tagged) = (rtt(""), rtt(", tagged_flows = [\"ping\"]"));
+    assert!(tagged.0 < 0.8 * plain.0 && tagged.1 < plain.1, "ping RTT mean, p99 (ms): {plain:?} untagged, {tagged:?} tagged");
+    let err = Scenario::from_toml_str(&toml(", tagged_flows = [\"nope\"]"), Path::new(".")).unwrap_err().to_string();
+    assert!(err.contains("aps[0].mechanisms[0].tagged_flows[0]: no flow named 'nope'"), "{err}");
+}

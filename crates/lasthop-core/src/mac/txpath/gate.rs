@@ -97,9 +97,9 @@ pub trait ReleaseGate: Send + Sync + std::fmt::Debug {
     fn release_point(&self) -> ReleasePoint {
         ReleasePoint::Formation
     }
-    /// Whether a packet with this DSCP is explicitly tagged delay-sensitive: a held PSDU carrying one
-    /// is released before every other (at the `psdu` release point).
-    fn explicit_tag(&self, _dscp: u8) -> bool {
+    /// Whether a packet is explicitly tagged delay-sensitive (by its DSCP, or its flow): a held PSDU
+    /// carrying one is released before every other (at the `psdu` release point).
+    fn explicit_tag(&self, _pkt: &crate::packet::Packet) -> bool {
         false
     }
     /// How long a PSDU the driver offered now would be held before it enters the hardware queue, with

@@ -21,6 +21,8 @@ pub struct QairGate {
     /// t_k from the hardware-queue entry instead of the inferred head (`QairParams::t_k_from`).
     t_k_from_enqueue: bool,
     token_unit: super::TokenUnit,
+    /// The flow-table tag: scenario flow indices whose packets are tagged (sorted).
+    tagged_flows: Vec<u32>,
     control: Control,
     bucket: TokenBucket,
     monitor: DelayMonitor,
@@ -50,8 +52,15 @@ impl QairGate {
         QairGate { derived: Some((t_cycle_ms, t_target_ms)), ..QairGate::new(&QairParams { t_target_ms, ..p.clone() }) }
     }
 
+    /// The gate with the flow-table tag on scenario flows `flows` (`QairParams::tagged_flows`, resolved).
+    pub fn with_tagged_flows(mut self, mut flows: Vec<u32>) -> Self {
+        flows.sort_unstable();
+        self.tagged_flows = flows;
+        self
+    }
+
     pub fn new(p: &QairParams) -> Self {
-        QairGate { derived: None, enabled: p.enabled, release_point: p.release_point, explicit_tags: p.explicit_tags, t_k_from_enqueue: p.t_k_from == super::TkFrom::HwEnqueue, token_unit: p.token_unit, control: Control::new(p, SimTime::ZERO), bucket: TokenBucket::new(p.depth, SimTime::ZERO), monitor: DelayMonitor::default(), released: 0, refusals: 0, samples: 0, max_inference_error_ns: 0, in_hw: 0, busy_since: SimTime::ZERO, hw_busy_ns: 0, last_event: SimTime::ZERO }
+        QairGate { derived: None, enabled: p.enabled, release_point: p.release_point, explicit_tags: p.explicit_tags, t_k_from_enqueue: p.t_k_from == super::TkFrom::HwEnqueue, token_unit: p.token_unit, tagged_flows: Vec::new(), control: Control::new(p, SimTime::ZERO), bucket: TokenBucket::new(p.depth, SimTime::ZERO), monitor: DelayMonitor::default(), released: 0, refusals: 0, samples: 0, max_inference_error_ns: 0, in_hw: 0, busy_since: SimTime::ZERO, hw_busy_ns: 0, last_event: SimTime::ZERO }
     }
 }
 
@@ -67,8 +76,8 @@ impl ReleaseGate for QairGate {
         self.release_point
     }
 
-    fn explicit_tag(&self, dscp: u8) -> bool {
-        self.explicit_tags && dscp >= super::params::TAG_DSCP_MIN
+    fn explicit_tag(&self, pkt: &crate::packet::Packet) -> bool {
+        self.explicit_tags && pkt.dscp >= super::params::TAG_DSCP_MIN || self.tagged_flows.binary_search(&pkt.flow).is_ok()
     }
 
     /// The wait for the token of the PSDU behind the `held` ones (none at the `formation` release

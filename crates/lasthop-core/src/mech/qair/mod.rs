@@ -25,8 +25,8 @@
 //! the driver's AC order. With `psdu` (the spec's default; ours stays `formation`, with which every
 //! published number was measured) the driver forms PSDUs as ath9k would; they wait in the gate,
 //! counting toward the hardware-queue depth, and leave explicitly tagged ones first (a packet marked
-//! DSCP CS5 or above; `explicit_tags`), then highest AC first. The flow-table flag of the spec's tag is
-//! not modeled. With the Linux path's driver latency `t_irq_us` the
+//! DSCP CS5 or above, `explicit_tags`; or a packet of a flow named in `tagged_flows`, the spec's
+//! flow-table flag), then highest AC first. With the Linux path's driver latency `t_irq_us` the
 //! monitor sees each completion t_irq late, as the real driver does (Eq. 6 is then off by ≤ t_irq).
 //! `enabled = false` keeps the monitor and controller running but never holds (a legacy node).
 //!

@@ -48,6 +48,11 @@ pub struct QairParams {
     /// then the highest AC. Default true; QAir "does not require but can work with" such tags.
     #[serde(skip_serializing_if = "is_true")]
     pub explicit_tags: bool,
+    /// The spec's other explicit tag, a flow-table flag (§5): the named flows' packets are tagged
+    /// delay-sensitive whatever their DSCP, and released first as DSCP-tagged ones are (at the `psdu`
+    /// release point). Independent of `explicit_tags`. Default none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tagged_flows: Vec<String>,
     /// Where a frame's delay sample t_k starts: `"head"` (Eq. 6: when it reached the head of its
     /// hardware queue, inferred as max(its predecessor's completion, its own enqueue)) or
     /// `"hw_enqueue"` (when it entered the hardware queue, t_w: a backlogged node's own queue counts).
@@ -132,7 +137,7 @@ pub const TAG_DSCP_MIN: u8 = 40;
 
 impl Default for QairParams {
     fn default() -> Self {
-        QairParams { t_target_ms: 12.0, n_star: None, alpha: 0.9, check_interval_ms: 2.5, delta: 2.0, r_min: 5.0, r_max: 8667.0, depth: 2.0, enabled: true, release_point: ReleasePoint::Formation, explicit_tags: true, t_k_from: TkFrom::Head, increase: Increase::PerUpdate, decrease_hold: 0, decrease_floor: 0.0, token_unit: TokenUnit::Psdu, r_0: None }
+        QairParams { t_target_ms: 12.0, n_star: None, alpha: 0.9, check_interval_ms: 2.5, delta: 2.0, r_min: 5.0, r_max: 8667.0, depth: 2.0, enabled: true, release_point: ReleasePoint::Formation, explicit_tags: true, tagged_flows: Vec::new(), t_k_from: TkFrom::Head, increase: Increase::PerUpdate, decrease_hold: 0, decrease_floor: 0.0, token_unit: TokenUnit::Psdu, r_0: None }
     }
 }
 

@@ -14,7 +14,7 @@ fn dur_ms(x: f64) -> SimDuration {
 }
 
 fn params() -> QairParams {
-    QairParams { t_target_ms: 12.0, n_star: None, alpha: 0.9, check_interval_ms: 2.5, delta: 2.0, r_min: 5.0, r_max: 100.0, depth: 2.0, explicit_tags: true, enabled: true, release_point: crate::mac::txpath::gate::ReleasePoint::Formation, t_k_from: super::TkFrom::Head, increase: super::Increase::PerUpdate, decrease_hold: 0, decrease_floor: 0.0, token_unit: super::TokenUnit::Psdu, r_0: None }
+    QairParams { t_target_ms: 12.0, n_star: None, alpha: 0.9, check_interval_ms: 2.5, delta: 2.0, r_min: 5.0, r_max: 100.0, depth: 2.0, explicit_tags: true, tagged_flows: Vec::new(), enabled: true, release_point: crate::mac::txpath::gate::ReleasePoint::Formation, t_k_from: super::TkFrom::Head, increase: super::Increase::PerUpdate, decrease_hold: 0, decrease_floor: 0.0, token_unit: super::TokenUnit::Psdu, r_0: None }
 }
 
 /// Feeds a controller one sample 3 ms after the last (each an update: over the 2.5-ms interval); the
@@ -212,14 +212,21 @@ fn params_are_checked() {
     }
 }
 
-/// The explicit tag (spec §5): DSCP CS5 and above (EF 46 included) marks a packet delay-sensitive at
-/// QAir's gate; below CS5 it does not; `explicit_tags = false` turns the tag off.
+/// The explicit tags (spec §5): DSCP CS5 and above (EF 46 included) marks a packet delay-sensitive at
+/// QAir's gate, below CS5 it does not, and `explicit_tags = false` turns that tag off; the flow-table
+/// tag marks the named flows' packets whatever their DSCP, with or without the DSCP tag.
 #[test]
-fn explicit_tags_are_dscp_cs5_and_above() {
+fn explicit_tags_are_dscp_cs5_and_above_or_a_tagged_flow() {
     use crate::mac::txpath::gate::ReleaseGate;
+    let pkt = |flow: u32, dscp: u8| crate::packet::Packet { id: 0, flow, seq: 0, size: 1500, src: 0, dst: 1, dscp, sent: SimTime::ZERO, enqueued: SimTime::ZERO, hdr: Default::default() };
     let on = super::gate::QairGate::new(&QairParams::default());
-    assert!(on.explicit_tag(46) && on.explicit_tag(40) && on.explicit_tag(56));
-    assert!(!on.explicit_tag(34) && !on.explicit_tag(0));
+    assert!(on.explicit_tag(&pkt(0, 46)) && on.explicit_tag(&pkt(0, 40)) && on.explicit_tag(&pkt(0, 56)));
+    assert!(!on.explicit_tag(&pkt(0, 34)) && !on.explicit_tag(&pkt(0, 0)));
     let off = super::gate::QairGate::new(&QairParams { explicit_tags: false, ..QairParams::default() });
-    assert!(!off.explicit_tag(46));
+    assert!(!off.explicit_tag(&pkt(0, 46)));
+    let flows = super::gate::QairGate::new(&QairParams { explicit_tags: false, ..QairParams::default() }).with_tagged_flows(vec![7, 3]);
+    assert!(flows.explicit_tag(&pkt(3, 0)) && flows.explicit_tag(&pkt(7, 0)));
+    assert!(!flows.explicit_tag(&pkt(4, 0)) && !flows.explicit_tag(&pkt(4, 46)));
+    let both = super::gate::QairGate::new(&QairParams::default()).with_tagged_flows(vec![3]);
+    assert!(both.explicit_tag(&pkt(3, 0)) && both.explicit_tag(&pkt(4, 46)) && !both.explicit_tag(&pkt(4, 0)));
 }

@@ -94,7 +94,7 @@ impl LinuxPath {
         c.0 += ampdu;
         c.1 += 1;
         if self.holds_psdus() {
-            let tagged = self.gate.as_ref().is_some_and(|g| psdu.mpdus.iter().any(|m| g.explicit_tag(m.pkt.dscp)));
+            let tagged = self.gate.as_ref().is_some_and(|g| psdu.mpdus.iter().any(|m| g.explicit_tag(&m.pkt)));
             self.held.push(li, psdu, tagged);
             self.release_held_for(now, ac);
         } else {

@@ -194,8 +194,8 @@ impl ReleaseGate for Turnstile {
     fn release_point(&self) -> ReleasePoint {
         ReleasePoint::Psdu
     }
-    fn explicit_tag(&self, dscp: u8) -> bool {
-        dscp >= 40
+    fn explicit_tag(&self, pkt: &crate::packet::Packet) -> bool {
+        pkt.dscp >= 40
     }
     fn expected_hold(&self, _now: SimTime, held: usize) -> SimDuration {
         SimDuration::from_us(held as u64)
