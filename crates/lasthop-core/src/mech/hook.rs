@@ -200,8 +200,8 @@ pub struct NodeBuilder {
 pub type MakeScheduler = Box<dyn Fn(usize) -> Box<dyn crate::mac::txpath::scheduler::TxqScheduler> + Send + Sync>;
 
 impl NodeBuilder {
-    pub fn new(name: String, link: LinkKind, flows: Vec<FlowInfo>, seed: u64) -> Self {
-        NodeBuilder { name, link, flows, flow_names: Vec::new(), seed, t_cycle: None, claims: Vec::new(), installs: Vec::new(), hooks: Vec::new(), release_gate: None, txq_scheduler: None, driver_policy: None }
+    pub fn new(name: String, link: LinkKind, flows: Vec<FlowInfo>, flow_names: Vec<String>, seed: u64) -> Self {
+        NodeBuilder { name, link, flows, flow_names, seed, t_cycle: None, claims: Vec::new(), installs: Vec::new(), hooks: Vec::new(), release_gate: None, txq_scheduler: None, driver_policy: None }
     }
 
     /// Claims `role` for mechanism `by`; refused if another mechanism holds it.

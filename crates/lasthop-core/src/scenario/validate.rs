@@ -287,17 +287,12 @@ fn check_mechanism(sc: &Scenario, m: &crate::mech::MechanismConfig, loc: &Loc, i
         }
         is.push(at, reason, json!(null));
     }
-    if let Some(names) = m.flows() {
-        for (i, n) in names.iter().enumerate() {
-            if !sc.flow_names().contains(n) {
-                is.push(loc.key("flows").index(i), format!("no flow named '{n}'"), json!(n));
-            }
-        }
-    }
-    if let crate::mech::MechanismConfig::Qair(q) = m {
-        for (i, n) in q.tagged_flows.iter().enumerate() {
-            if !sc.flow_names().contains(n) {
-                is.push(loc.key("tagged_flows").index(i), format!("no flow named '{n}'"), json!(n));
+    let known = sc.flow_names();
+    let named = [("flows", m.flows()), ("tagged_flows", if let crate::mech::MechanismConfig::Qair(q) = m { Some(q.tagged_flows.as_slice()) } else { None })];
+    for (key, names) in named {
+        for (i, n) in names.into_iter().flatten().enumerate() {
+            if !known.contains(n) {
+                is.push(loc.key(key).index(i), format!("no flow named '{n}'"), json!(n));
             }
         }
     }
@@ -469,7 +464,7 @@ fn check_output(sc: &Scenario, loc: &Loc, is: &mut Issues) {
         (_, Some(n)) => is.push(loc.key("sample_every"), "only with packets = \"sampled\"", json!(n)),
         _ => {}
     }
-    let names: Vec<String> = sc.flows.iter().enumerate().map(|(i, f)| f.common().name.map(str::to_string).unwrap_or_else(|| format!("flow{i}"))).collect();
+    let names = sc.flow_names();
     for (i, f) in o.flows.iter().flatten().enumerate() {
         if !names.contains(f) {
             is.push(loc.key("flows").index(i), format!("no flow named '{f}' (the flows: {})", names.join(", ")), json!(f));

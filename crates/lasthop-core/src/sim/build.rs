@@ -176,8 +176,7 @@ impl<'a> Net<'a> {
         };
         for (ai, ap) in sc.aps.iter().enumerate() {
             let link = if matches!(ap.last_hop, LastHop::Wifi(_)) { LinkKind::Wifi } else { LinkKind::P2p };
-            let mut node = NodeBuilder::new(ap.name.clone(), link, net.flows_to_stations_of(ai), seed);
-            node.flow_names = sc.flow_names();
+            let mut node = NodeBuilder::new(ap.name.clone(), link, net.flows_to_stations_of(ai), sc.flow_names(), seed);
             node.t_cycle = t_cycle(sc, ai, None);
             for m in &ap.node_mechanisms {
                 m.install(&mut node).expect("validated");
@@ -192,8 +191,7 @@ impl<'a> Net<'a> {
                 Some(LastHop::Wifi(_)) => LinkKind::Wifi,
                 _ => LinkKind::P2p,
             };
-            let mut node = NodeBuilder::new(st.name.clone(), link, Vec::new(), seed);
-            node.flow_names = sc.flow_names();
+            let mut node = NodeBuilder::new(st.name.clone(), link, Vec::new(), sc.flow_names(), seed);
             node.t_cycle = sc.find_ap_of(st).and_then(|ai| t_cycle(sc, ai, Some(st)));
             let bss = sc.find_ap_of(st).map(|ai| sc.aps[ai].node_mechanisms.as_slice()).unwrap_or_default();
             for m in bss.iter().chain(&st.mechanisms) {

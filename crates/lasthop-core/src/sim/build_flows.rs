@@ -19,7 +19,7 @@ pub(super) fn flows(sc: &Scenario, seed: u64, id: impl Fn(&str) -> NodeId) -> (V
     let mut trackers = Vec::new();
     for (i, f) in sc.flows.iter().enumerate() {
         let c = f.common();
-        let name = c.name.map(str::to_string).unwrap_or_else(|| format!("flow{i}"));
+        let name = sc.flow_name(i);
         let start = secs(c.start_s);
         let stop = c.stop_s.map(secs).unwrap_or(end).min(end);
         let (src, dst) = (id(c.from), id(c.to));

@@ -1106,4 +1106,8 @@ fn qair_tagged_flows_leave_the_gate_first() {
     assert!(tagged.0 < 0.8 * plain.0 && tagged.1 < plain.1, "ping RTT mean, p99 (ms): {plain:?} untagged, {tagged:?} tagged");
     let err = Scenario::from_toml_str(&toml(", tagged_flows = [\"nope\"]"), Path::new(".")).unwrap_err().to_string();
     assert!(err.contains("aps[0].mechanisms[0].tagged_flows[0]: no flow named 'nope'"), "{err}");
+    assert!(err.contains("stations[0].mechanisms[0].tagged_flows[0]: no flow named 'nope'"), "{err}");
+    let bss = toml("").replacen("mechanisms = [{", "node_mechanisms = [{ type = \"qair\", release_point = \"psdu\", tagged_flows = [\"ping\", \"nope\"] }]\nmechanisms = [{", 1);
+    let err = Scenario::from_toml_str(&bss, Path::new(".")).unwrap_err().to_string();
+    assert!(err.contains("aps[0].node_mechanisms[0].tagged_flows[1]: no flow named 'nope'"), "{err}");
 }

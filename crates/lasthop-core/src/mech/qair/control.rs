@@ -30,7 +30,7 @@ pub struct Control {
 }
 
 impl Control {
-    /// A controller starting at rate `r_max` (R_0 = R_max, [LH]) at time `start`.
+    /// A controller starting at R_0 (`r_0`, by default R_max, [LH]) at time `start`.
     pub fn new(p: &super::QairParams, start: SimTime) -> Self {
         Control {
             t_target_us: p.t_target_ms * 1e3,

@@ -77,7 +77,7 @@ impl ReleaseGate for QairGate {
     }
 
     fn explicit_tag(&self, pkt: &crate::packet::Packet) -> bool {
-        self.explicit_tags && pkt.dscp >= super::params::TAG_DSCP_MIN || self.tagged_flows.binary_search(&pkt.flow).is_ok()
+        (self.explicit_tags && pkt.dscp >= super::params::TAG_DSCP_MIN) || self.tagged_flows.binary_search(&pkt.flow).is_ok()
     }
 
     /// The wait for the token of the PSDU behind the `held` ones (none at the `formation` release

@@ -48,9 +48,11 @@ pub struct QairParams {
     /// then the highest AC. Default true; QAir "does not require but can work with" such tags.
     #[serde(skip_serializing_if = "is_true")]
     pub explicit_tags: bool,
-    /// The spec's other explicit tag, a flow-table flag (§5): the named flows' packets are tagged
-    /// delay-sensitive whatever their DSCP, and released first as DSCP-tagged ones are (at the `psdu`
-    /// release point). Independent of `explicit_tags`. Default none.
+    /// The spec's other explicit tag, a flow-table flag (§5): the named flows' packets, in both
+    /// directions (a ping's replies, a TCP flow's ACKs at the node that sends them), are tagged
+    /// delay-sensitive whatever their DSCP, and released first as DSCP-tagged ones are; this needs
+    /// `release_point = "psdu"` (where PSDUs wait in the gate). Independent of `explicit_tags`.
+    /// Default none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tagged_flows: Vec<String>,
     /// Where a frame's delay sample t_k starts: `"head"` (Eq. 6: when it reached the head of its
@@ -167,13 +169,16 @@ impl QairParams {
         if !(self.decrease_floor.is_finite() && (0.0..1.0).contains(&self.decrease_floor)) {
             return Err(("decrease_floor", format!("must be in [0, 1), got {}", self.decrease_floor)));
         }
+        if self.r_min > self.r_max {
+            return Err(("r_min", format!("must not exceed r_max ({}), got {}", self.r_max, self.r_min)));
+        }
         if let Some(r0) = self.r_0 {
             if !(r0.is_finite() && (self.r_min..=self.r_max).contains(&r0)) {
                 return Err(("r_0", format!("must be within [r_min, r_max] = [{}, {}], got {r0}", self.r_min, self.r_max)));
             }
         }
-        if self.r_min > self.r_max {
-            return Err(("r_min", format!("must not exceed r_max ({}), got {}", self.r_max, self.r_min)));
+        if !self.tagged_flows.is_empty() && self.release_point != ReleasePoint::Psdu {
+            return Err(("tagged_flows", "tags order the PSDUs held in the gate: set release_point = \"psdu\"".into()));
         }
         if self.depth < 1.0 {
             return Err(("depth", format!("must be at least 1 token, got {}", self.depth)));

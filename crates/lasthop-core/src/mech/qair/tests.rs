@@ -204,7 +204,19 @@ fn params_are_checked() {
     assert_eq!(QairParams { r_min: 0.0, ..QairParams::default() }.validate().unwrap_err().0, "r_min");
     assert_eq!(QairParams { alpha: 1.0, ..QairParams::default() }.validate().unwrap_err().0, "alpha");
     assert_eq!(QairParams { r_min: 10.0, r_max: 5.0, ..QairParams::default() }.validate().unwrap_err().0, "r_min");
-    assert_eq!(QairParams { r_0: Some(4.0), ..QairParams::default() }.validate().unwrap_err().0, "r_0");
+    for bad in [4.0, 9000.0, f64::NAN] {
+        assert_eq!(QairParams { r_0: Some(bad), ..QairParams::default() }.validate().unwrap_err().0, "r_0");
+    }
+    assert_eq!(QairParams { r_min: 10.0, r_max: 5.0, r_0: Some(7.0), ..QairParams::default() }.validate().unwrap_err().0, "r_min", "the bounds first");
+    let tagged = QairParams { tagged_flows: vec!["ping".into()], ..QairParams::default() };
+    assert_eq!(tagged.validate().unwrap_err().0, "tagged_flows", "only at the psdu release point");
+    assert!(QairParams { release_point: crate::mac::txpath::gate::ReleasePoint::Psdu, ..tagged }.validate().is_ok());
+    // Parameters at their defaults stay out of the resolved scenario (scenarios written before they
+    // existed resolve as they did).
+    let v = serde_json::to_value(QairParams::default()).unwrap();
+    for k in ["n_star", "explicit_tags", "tagged_flows", "t_k_from", "increase", "decrease_hold", "decrease_floor", "token_unit", "r_0"] {
+        assert!(v.get(k).is_none(), "{k} in {v}");
+    }
     assert_eq!(Control::new(&QairParams { r_0: Some(100.0), ..QairParams::default() }, SimTime::ZERO).rate(), 100.0);
     assert_eq!(Control::new(&QairParams::default(), SimTime::ZERO).rate(), 8667.0, "R_0 = R_max");
     for bad in [1.0, -0.1, f64::NAN] {
