@@ -131,7 +131,6 @@ class Scenario:
         if resolved is None:
             raise ScenarioError(issues, source=self._source)
         self._resolved = json.loads(resolved)
-        _check_flow_names(self._resolved, self._source)
         return self
 
     def to_dict(self) -> dict[str, Any]:
@@ -294,23 +293,6 @@ def _parse_json(text: str, shown: str) -> dict[str, Any]:
         raise ScenarioError.single("invalid_type", f"{shown}: a scenario must be a JSON object",
                                    source=shown)
     return data
-
-
-def _check_flow_names(resolved: Mapping[str, Any], source: str | None) -> None:
-    """Flow names key the results (``metrics.flows``, the ``flow`` column), so they must be unique.
-
-    The core names an unnamed flow ``flowN`` (N = its index); a user name may collide with that.
-    """
-    seen: dict[str, int] = {}
-    issues = []
-    for i, f in enumerate(resolved.get("flows") or []):
-        name = f.get("name") or f"flow{i}"
-        if name in seen:
-            issues.append({"type": "value_error", "loc": ("flows", i, "name"), "input": name,
-                           "msg": f"duplicate flow name '{name}' (also flows[{seen[name]}])"})
-        seen.setdefault(name, i)
-    if issues:
-        raise ScenarioError(issues, source=source)
 
 
 def _to_json_value(v: Any, loc: tuple[str | int, ...]) -> Any:

@@ -206,11 +206,10 @@ impl Mechanism for MechanismConfig {
                 };
                 let mut tagged = Vec::new();
                 for f in &p.tagged_flows {
-                    // Every flow of that name (names are not required to be unique).
-                    let before = tagged.len();
-                    tagged.extend(node.flow_names.iter().enumerate().filter(|(_, n)| *n == f).map(|(i, _)| i as u32));
-                    if tagged.len() == before {
-                        return Err(InstallError::Unsupported { mechanism: name.into(), needs: format!("a flow named '{f}' (tagged_flows)") });
+                    // Flow names are unique (checked with the scenario).
+                    match node.flow_names.iter().position(|n| n == f) {
+                        Some(i) => tagged.push(i as u32),
+                        None => return Err(InstallError::Unsupported { mechanism: name.into(), needs: format!("a flow named '{f}' (tagged_flows)") }),
                     }
                 }
                 let gate = gate.with_tagged_flows(tagged);

@@ -35,6 +35,17 @@ fn valid_scenario_parses_with_defaults() {
     assert_eq!(sc.links[0].queue, QueueConfig::Fifo { packets: Some(1000), bytes: None });
 }
 
+/// Flow names key the results and name flows elsewhere: a second flow with a name already taken (an
+/// unnamed flow's `flow<i>` included) is an error at its name.
+#[test]
+fn duplicate_flow_names_are_rejected() {
+    let flow = "[[flows]]\nname = \"flow0\"\ntype = \"udp_cbr\"\nfrom = \"srv\"\nto = \"sta\"\nrate_mbps = 1\n";
+    let e = err(&format!("{OK}{flow}"));
+    assert_eq!(e.issues[0].loc.to_string(), "flows[1].name", "{e}");
+    assert_eq!(e.issues[0].msg, "duplicate flow name 'flow0' (also flows[0])");
+    assert!(Scenario::from_toml_str(&format!("{OK}{}", flow.replace("flow0", "other")), Path::new(".")).is_ok());
+}
+
 #[test]
 fn unknown_key_names_its_path() {
     let e = err(&OK.replace("rate_mbps = 10\n", "rate_mbps = 10\nrtae = 3\n"));

@@ -74,8 +74,14 @@ pub fn validate(sc: &Scenario) -> Result<(), ScenarioError> {
     for (i, l) in sc.links.iter().enumerate() {
         check_link(l, &root.key("links").index(i), &names, &mut is);
     }
+    let flow_names = sc.flow_names();
     for (i, f) in sc.flows.iter().enumerate() {
         check_flow(sc, f, &root.key("flows").index(i), &names, &mut is);
+        // Flow names key the results (`metrics.flows`, the `flow` column) and name flows in commands and
+        // mechanisms: one name, one flow (an unnamed flow is `flow<i>`, which a given name may take).
+        if let Some(j) = flow_names[..i].iter().position(|n| *n == flow_names[i]) {
+            is.push(root.key("flows").index(i).key("name"), format!("duplicate flow name '{}' (also flows[{j}])", flow_names[i]), json!(flow_names[i]));
+        }
     }
     check_output(sc, &root.key("output"), &mut is);
     if is.0.is_empty() {
