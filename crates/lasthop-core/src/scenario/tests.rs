@@ -186,3 +186,33 @@ fn linux_path_settings_are_checked_with_paths() {
     let e = err(&hop("{ type = \"linux\", hw_depth_aggr = 0 }"));
     assert_eq!(e.issues[0].loc.to_string(), "aps[0].last_hop.ap_path.hw_depth_aggr", "{e}");
 }
+
+/// `hidden_nodes` names two different Wi-Fi nodes that do not exchange frames; every other pair is an
+/// error at its path.
+#[test]
+fn hidden_nodes_are_checked_with_paths() {
+    let sc = |hidden: &str| {
+        format!(
+            "duration_s = 1\nhidden_nodes = {hidden}\n[[aps]]\nname = \"ap1\"\nlast_hop = {{ type = \"wifi\" }}\n[[aps]]\nname = \"ap2\"\nlast_hop = {{ type = \"wifi\" }}\n\
+             [[aps]]\nname = \"wired\"\nlast_hop = {{ type = \"wired\", rate_mbps = 10 }}\n\
+             [[stations]]\nname = \"sta1\"\nap = \"ap1\"\n[[stations]]\nname = \"sta1b\"\nap = \"ap1\"\n[[stations]]\nname = \"sta2\"\nap = \"ap2\"\n"
+        )
+    };
+    let ok = Scenario::from_toml_str(&sc(r#"[["ap1", "ap2"], ["sta1", "sta1b"], ["sta1", "ap2"]]"#), Path::new(".")).unwrap();
+    assert_eq!(ok.hidden_nodes.len(), 3);
+    let e = err(&sc(r#"[["ap1", "nobody"]]"#));
+    assert_eq!((e.issues[0].loc.to_string(), e.issues[0].msg.as_str()), ("hidden_nodes[0][1]".into(), "no access point or station named 'nobody'"), "{e}");
+    let e = err(&sc(r#"[["ap1", "ap2"], ["wired", "ap1"]]"#));
+    assert_eq!(e.issues[0].loc.to_string(), "hidden_nodes[1][0]", "{e}");
+    assert!(e.issues[0].msg.contains("not on a Wi-Fi last hop"), "{e}");
+    let e = err(&sc(r#"[["sta1", "sta1"]]"#));
+    assert_eq!(e.issues[0].loc.to_string(), "hidden_nodes[0]", "{e}");
+    let e = err(&sc(r#"[["sta2", "ap2"]]"#));
+    assert_eq!(e.issues[0].loc.to_string(), "hidden_nodes[0]", "{e}");
+    assert!(e.issues[0].msg.contains("exchange frames"), "{e}");
+    let e = err(&sc(r#"[["ap1"]]"#));
+    assert_eq!(e.issues[0].loc.to_string(), "hidden_nodes[0]", "{e}");
+    // Left out, it stays out of the resolved scenario (and so out of every digest).
+    let none = Scenario::from_toml_str(&sc("[]"), Path::new(".")).unwrap();
+    assert!(!serde_json::to_string(&none).unwrap().contains("hidden_nodes"));
+}

@@ -71,6 +71,7 @@ pub fn validate(sc: &Scenario) -> Result<(), ScenarioError> {
     }
     let names = check_nodes(sc, &mut is);
     super::validate_wifi::check_bands(sc, &mut is);
+    super::validate_wifi::check_hidden(sc, &mut is);
     for (i, l) in sc.links.iter().enumerate() {
         check_link(l, &root.key("links").index(i), &names, &mut is);
     }

@@ -198,3 +198,36 @@ fn check_path(path: Option<&TxPathConfig>, loc: &Loc, is: &mut Issues) {
         }
     }
 }
+
+/// `hidden_nodes`: each pair names two different Wi-Fi nodes that do not exchange frames.
+pub(crate) fn check_hidden(sc: &Scenario, is: &mut Issues) {
+    // The AP a Wi-Fi node belongs to (itself for an AP), if it is one.
+    let bss_of = |name: &str| -> Option<Result<&str, ()>> {
+        if let Some(a) = sc.aps.iter().find(|a| a.name == name) {
+            return Some(if matches!(a.last_hop, LastHop::Wifi(_)) { Ok(a.name.as_str()) } else { Err(()) });
+        }
+        let a = &sc.aps[sc.find_ap_of(sc.stations.iter().find(|s| s.name == name)?)?];
+        Some(if matches!(a.last_hop, LastHop::Wifi(_)) { Ok(a.name.as_str()) } else { Err(()) })
+    };
+    for (i, pair) in sc.hidden_nodes.iter().enumerate() {
+        let loc = Loc::root().key("hidden_nodes").index(i);
+        let mut ok = true;
+        for (j, name) in pair.iter().enumerate() {
+            match bss_of(name) {
+                None => is.push(loc.index(j), format!("no access point or station named '{name}'"), json!(name)),
+                Some(Err(())) => is.push(loc.index(j), format!("'{name}' is not on a Wi-Fi last hop: only Wi-Fi nodes sense the medium"), json!(name)),
+                Some(Ok(_)) => continue,
+            }
+            ok = false;
+        }
+        if !ok {
+            continue;
+        }
+        let is_ap = |n: &str| sc.aps.iter().any(|a| a.name == n);
+        if pair[0] == pair[1] {
+            is.push(loc, "names one node twice: a node always senses itself", json!(pair));
+        } else if (is_ap(&pair[0]) || is_ap(&pair[1])) && bss_of(&pair[0]) == bss_of(&pair[1]) {
+            is.push(loc, format!("'{}' and '{}' exchange frames (a station and its AP): they must hear each other", pair[0], pair[1]), json!(pair));
+        }
+    }
+}

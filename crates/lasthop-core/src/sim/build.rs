@@ -129,7 +129,12 @@ impl Built {
         let (sources, trackers): (Vec<FlowSource>, Vec<FlowTracker>) = super::build_flows::flows(sc, seed, |name| net.id(name));
         let installed = net.aps.iter().chain(&net.stations).map(|b| (b.name.clone(), b.installed())).filter(|(_, m)| !m.is_empty()).collect();
         let mechs = net.mechs();
-        let medium = (!net.wifi_nodes.is_empty()).then(|| Medium::new(net.wifi_bss, net.wifi_nodes, net.wifi_links, n, seed));
+        let hidden: Vec<(NodeId, NodeId)> = sc.hidden_nodes.iter().map(|[a, b]| (net.id(a), net.id(b))).collect();
+        let medium = (!net.wifi_nodes.is_empty()).then(|| {
+            let mut m = Medium::new(net.wifi_bss, net.wifi_nodes, net.wifi_links, n, seed);
+            m.set_hidden(&hidden);
+            m
+        });
         Ok(World {
             q: EventQueue::new(),
             end: secs(sc.duration_s),

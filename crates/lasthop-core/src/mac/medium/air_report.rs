@@ -74,3 +74,12 @@ impl AirEvent {
         }
     }
 }
+
+/// Reports a PSDU's completion, `acked` of its MPDUs acknowledged (the caller has counted them), to
+/// `out.air` when it is collected.
+pub(super) fn report_air_complete(tx: &mut Option<&mut AirReport>, node: NodeId, ac: usize, psdu: &crate::mac::txpath::Psdu, st: crate::mac::txpath::TxStatus<'_>, acked: u32) {
+    if let Some(r) = tx.as_deref_mut() {
+        let mpdus = r.span(psdu.mpdus.iter().map(|m| (m.pkt.id, m.pkt.dst)));
+        r.push(AirEvent::Complete { node, ac: ac as u8, success: st.success, attempts: st.attempts, acked, mpdus });
+    }
+}

@@ -50,7 +50,7 @@ impl Medium {
         received.clear();
         received.resize(psdu.mpdus.len(), false);
         let st = TxStatus { success: false, received: &received, attempts };
-        super::report_air_complete(&mut out.air, n.node, ac, &psdu, st, 0);
+        super::air_report::report_air_complete(&mut out.air, n.node, ac, &psdu, st, 0);
         n.path.complete(now, psdu, st, &mut po);
         n.spare = received;
         self.apply_releases(out);

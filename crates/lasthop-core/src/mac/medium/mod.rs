@@ -51,6 +51,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 pub use air_report::{AirEvent, AirReport, MpduSpan};
+pub use tx_log::TxLog;
 
 /// Events of the medium.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,6 +64,9 @@ pub enum WifiEvent {
     ExchangeEnd { node: u32 },
     /// Node `node` continues its TXOP with the next PSDU (SIFS after the last response).
     TxopContinue { node: u32 },
+    /// Node `node`'s PPDU ended, with hidden terminals ([`Medium::set_hidden`]): each PPDU ends on its
+    /// own, as nodes that cannot sense each other start independently.
+    AirEnd { node: u32 },
     /// The hardware deadline of the head PSDU of node `node`'s AC `ac` is reached.
     HwDeadline { node: u32, ac: u8 },
     /// Node `node`'s transmit path asked to be woken ([`TxPath::next_wakeup`]: its release gate opens).
@@ -236,45 +240,8 @@ pub struct Medium {
     /// Some node's path shares its hardware over the ACs (see the module docs).
     any_shared_hw: bool,
     any_timed_path: bool,
-}
-
-/// One row per PSDU transmission (an attempt, a BlockAckReq included), in time order: when it started,
-/// on which link, at which rate, the SNR its reception was drawn at (NaN for a collision, where none
-/// was drawn), its MPDUs and how many of them were received.
-#[derive(Clone, Debug, Default)]
-pub struct TxLog {
-    pub t_ns: Vec<u64>,
-    pub link: Vec<u32>,
-    pub mcs: Vec<u8>,
-    pub nss: Vec<u8>,
-    pub rate_mbps: Vec<f32>,
-    pub snr_db: Vec<f32>,
-    pub mpdus: Vec<u16>,
-    pub received: Vec<u16>,
-    pub collided: Vec<bool>,
-}
-
-impl TxLog {
-    pub fn len(&self) -> usize {
-        self.t_ns.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.t_ns.is_empty()
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn push(&mut self, t: SimTime, link: u32, txv: &TxVector, snr_db: f64, mpdus: usize, received: usize, collided: bool) {
-        self.t_ns.push(t.as_ns());
-        self.link.push(link);
-        self.mcs.push(txv.mcs);
-        self.nss.push(txv.nss);
-        self.rate_mbps.push((txv.data_rate().bps() as f64 / 1e6) as f32);
-        self.snr_db.push(snr_db as f32);
-        self.mpdus.push(mpdus.min(u16::MAX as usize) as u16);
-        self.received.push(received.min(u16::MAX as usize) as u16);
-        self.collided.push(collided);
-    }
+    /// Hidden terminals ([`Medium::set_hidden`]); `None`: every node senses every node.
+    hidden: Option<Box<hidden::Hidden>>,
 }
 
 impl Medium {
@@ -330,12 +297,13 @@ impl Medium {
     /// (the node's own transmission counts as a busy medium: a backoff is drawn). Returns whether it
     /// asked (the caller re-arms the access timer).
     fn request_if_pending(&mut self, now: SimTime, ni: u32, ac: usize, was_empty: bool) -> bool {
+        let sensing = hidden::sensing(&self.hidden, ni as usize);
         let node = &mut self.nodes[ni as usize];
         let eidx = if node.qos { ac } else { 0 };
         if !(node.path.pending(ac) && node.edcaf[eidx].access == Access::NotRequested) {
             return false;
         }
-        let idle = (!self.on_air && node.exchange.is_none()).then(|| node.ref_time + self.sifs);
+        let idle = (!self.on_air && !sensing && node.exchange.is_none()).then(|| node.ref_time + self.sifs);
         node.edcaf[eidx].request(now, was_empty, idle, self.slot, &mut node.rng);
         true
     }
@@ -352,10 +320,16 @@ impl Medium {
             WifiEvent::TxopContinue { node } => {
                 let eidx = self.nodes[node as usize].exchange_eidx_for_continue();
                 let end = self.transmit(now, node, eidx, out).expect("a continued TXOP has its PSDU in hardware");
-                self.in_flight.clear();
-                self.in_flight.push(node);
-                sched.schedule(end, WifiEvent::PpduEnd);
+                if self.hidden.is_some() {
+                    self.air_start(now, node, true);
+                    sched.schedule(end, WifiEvent::AirEnd { node });
+                } else {
+                    self.in_flight.clear();
+                    self.in_flight.push(node);
+                    sched.schedule(end, WifiEvent::PpduEnd);
+                }
             }
+            WifiEvent::AirEnd { node } => self.on_air_end(now, node, sched, out),
             // The timer fired: forget it; `service_shared_hw` returns the PSDU (or leaves it to the end
             // of its exchange).
             WifiEvent::HwDeadline { node, ac } => self.nodes[node as usize].deadline_timers[ac as usize] = None,
@@ -367,7 +341,8 @@ impl Medium {
     /// Requests access for every AC of node `ni` that has a PSDU and releases the EDCAFs of the ACs
     /// that have none (not while the node has an exchange: its end does this).
     fn wake(&mut self, now: SimTime, ni: u32) {
-        let (slot, sifs, on_air) = (self.slot, self.sifs, self.on_air);
+        let (slot, sifs) = (self.slot, self.sifs);
+        let on_air = self.on_air || hidden::sensing(&self.hidden, ni as usize);
         let n = &mut self.nodes[ni as usize];
         if n.exchange.is_some() {
             return;
@@ -393,8 +368,8 @@ impl Medium {
             return;
         }
         let mut best: Option<SimTime> = None;
-        for n in &self.nodes {
-            if n.exchange.is_some() {
+        for (i, n) in self.nodes.iter().enumerate() {
+            if n.exchange.is_some() || hidden::sensing(&self.hidden, i) {
                 continue;
             }
             let g = self.grant(n);
@@ -416,14 +391,14 @@ impl Medium {
         }
     }
 
-    fn on_access<S: Scheduler>(&mut self, now: SimTime, sched: &mut S, out: &mut Outputs<'_>) {
-        debug_assert!(!self.on_air);
-        // Winners: every idle node whose best EDCAF ends now.
+    /// Every idle node whose best EDCAF's backoff ends now, with that EDCAF; its other expired EDCAFs
+    /// lose an internal collision.
+    fn access_winners(&mut self, now: SimTime) -> Vec<(u32, usize)> {
         let mut starters = std::mem::take(&mut self.starters);
         starters.clear();
         for ni in 0..self.nodes.len() {
             let n = &self.nodes[ni];
-            if n.exchange.is_some() {
+            if n.exchange.is_some() || hidden::sensing(&self.hidden, ni) {
                 continue;
             }
             let g = self.grant(n);
@@ -444,10 +419,20 @@ impl Medium {
                 }
             }
         }
+        starters
+    }
+
+    fn on_access<S: Scheduler>(&mut self, now: SimTime, sched: &mut S, out: &mut Outputs<'_>) {
+        debug_assert!(!self.on_air);
+        let starters = self.access_winners(now);
         // Freeze every other countdown at the start of the busy period, the winners' other ACs included
-        // (their own transmission is a busy medium to them).
+        // (their own transmission is a busy medium to them). With hidden terminals only the winners'
+        // here; the nodes that sense a transmission freeze when it starts (`air_start`).
         for ni in 0..self.nodes.len() {
             let winner = starters.iter().find(|&&(s, _)| s as usize == ni).map(|&(_, e)| e);
+            if self.hidden.is_some() && winner.is_none() {
+                continue;
+            }
             let g = self.grant(&self.nodes[ni]);
             for (i, e) in self.nodes[ni].edcaf.iter_mut().enumerate() {
                 if Some(i) != winner {
@@ -477,6 +462,10 @@ impl Medium {
         self.starters = starters;
         if self.in_flight.is_empty() {
             self.rearm_access(now, sched);
+            return;
+        }
+        if self.hidden.is_some() {
+            self.air_start_group(now, sched);
             return;
         }
         self.on_air = true;
@@ -618,6 +607,11 @@ impl Medium {
             self.record(MediumTrace::PpduEnd { t: now, node, ok, collided: false });
             // Medium busy through SIFS + response; the exchange ends when the response has been received.
             sched.schedule(now + self.sifs + resp, WifiEvent::ExchangeEnd { node: ni });
+            if self.hidden.is_some() {
+                // The receiver's response: whoever hears it defers too.
+                let rx = self.links[li].rx;
+                self.listen(now, ni, rx);
+            }
             return;
         }
         self.record(MediumTrace::PpduEnd { t: now, node, ok, collided: false });
@@ -632,6 +626,9 @@ impl Medium {
         let eifs_end = if detected { now + self.sifs + crate::phy::timing::estimated_ack_tx_time(&txv) } else { now };
         let timeout = now + self.ack_timeout;
         for (i, n) in self.nodes.iter_mut().enumerate() {
+            if !hidden::hears(&self.hidden, i, ni as usize) {
+                continue;
+            }
             n.ref_time = if i == ni as usize {
                 timeout
             } else if i == rx {
@@ -642,40 +639,51 @@ impl Medium {
         }
         self.nodes[ni as usize].stats.ack_timeouts += 1;
         self.on_air = false;
+        self.end_activity(ni);
         sched.schedule(timeout, WifiEvent::ExchangeEnd { node: ni });
         self.rearm_access(now, sched);
     }
 
     fn finish_collision<S: Scheduler>(&mut self, now: SimTime, group: &[u32], sched: &mut S) {
-        let eifs = self.collision_ifs[self.nodes[group[0] as usize].bss] == CollisionIfs::Eifs;
-        let eifs_extra = if eifs {
-            let ex = self.nodes[group[0] as usize].exchange.as_ref().expect("exchange");
-            crate::phy::timing::estimated_ack_tx_time(&ex.txv) + self.sifs
-        } else {
-            SimDuration::ZERO
-        };
+        let eifs_extra = self.collision_ifs_extra(group[0]);
         for n in self.nodes.iter_mut() {
             n.ref_time = now + eifs_extra;
         }
         for &ni in group {
-            let n = &self.nodes[ni as usize];
-            let ex = n.exchange.as_ref().expect("exchange");
-            let hw = n.hw[ex.ac].as_ref().expect("exchange PSDU");
-            let (node, own_end, li, bar) = (n.node, ex.end, hw.psdu.link, hw.psdu.bar);
-            self.tx_log.push(ex.start, li, &ex.txv, f64::NAN, hw.psdu.mpdus.len(), 0, true);
-            self.record(MediumTrace::PpduEnd { t: own_end, node, ok: 0, collided: true });
-            if !bar {
-                self.links[li as usize].stats.ppdus_failed += 1;
-            }
-            let t = (own_end + self.ack_timeout).max(now);
-            let n = &mut self.nodes[ni as usize];
-            n.ref_time = t;
-            n.stats.collisions += 1;
-            n.stats.ack_timeouts += 1;
-            sched.schedule(t, WifiEvent::ExchangeEnd { node: ni });
+            self.fail_collided(now, ni, sched);
         }
         self.on_air = false;
         self.rearm_access(now, sched);
+    }
+
+    /// What a collision adds to the IFS of those who saw it: EIFS − DIFS with `collision_ifs = "eifs"`
+    /// (their PPDUs' rates as node `ni`'s), else nothing.
+    fn collision_ifs_extra(&self, ni: u32) -> SimDuration {
+        if self.collision_ifs[self.nodes[ni as usize].bss] == CollisionIfs::Eifs {
+            let ex = self.nodes[ni as usize].exchange.as_ref().expect("exchange");
+            crate::phy::timing::estimated_ack_tx_time(&ex.txv) + self.sifs
+        } else {
+            SimDuration::ZERO
+        }
+    }
+
+    /// Node `ni`'s PPDU collided: nothing was received; it fails after its ACK timeout.
+    fn fail_collided<S: Scheduler>(&mut self, now: SimTime, ni: u32, sched: &mut S) {
+        let n = &self.nodes[ni as usize];
+        let ex = n.exchange.as_ref().expect("exchange");
+        let hw = n.hw[ex.ac].as_ref().expect("exchange PSDU");
+        let (node, own_end, li, bar) = (n.node, ex.end, hw.psdu.link, hw.psdu.bar);
+        self.tx_log.push(ex.start, li, &ex.txv, f64::NAN, hw.psdu.mpdus.len(), 0, true);
+        self.record(MediumTrace::PpduEnd { t: own_end, node, ok: 0, collided: true });
+        if !bar {
+            self.links[li as usize].stats.ppdus_failed += 1;
+        }
+        let t = (own_end + self.ack_timeout).max(now);
+        let n = &mut self.nodes[ni as usize];
+        n.ref_time = t;
+        n.stats.collisions += 1;
+        n.stats.ack_timeouts += 1;
+        sched.schedule(t, WifiEvent::ExchangeEnd { node: ni });
     }
 
     fn on_exchange_end<S: Scheduler>(&mut self, now: SimTime, ni: u32, sched: &mut S, out: &mut Outputs<'_>) {
@@ -710,20 +718,23 @@ impl Medium {
             self.links[hw.psdu.link as usize].stats.mpdus_acked += acked;
             let st = TxStatus { success, received: &ex.received, attempts: hw.attempts };
             let n = &mut self.nodes[ni as usize];
-            report_air_complete(&mut out.air, n.node, ac, &hw.psdu, st, acked as u32);
+            air_report::report_air_complete(&mut out.air, n.node, ac, &hw.psdu, st, acked as u32);
             let mut po = PathOut { log: out.log, dropped: out.dropped, releases: &mut self.releases };
             n.path.complete(now, hw.psdu, st, &mut po);
             self.apply_releases(out);
         }
         self.nodes[ni as usize].spare = ex.received;
         if success {
-            for n in self.nodes.iter_mut() {
-                n.ref_time = now;
+            for (i, n) in self.nodes.iter_mut().enumerate() {
+                if i == ni as usize || hidden::in_audience(&self.hidden, ni, i) {
+                    n.ref_time = now;
+                }
             }
             if self.try_continue_txop(now, ni, eidx, sched, out) {
                 return;
             }
             self.on_air = false;
+            self.end_activity(ni);
         }
         self.end_txop(now, ni, eidx, success);
         self.rearm_access(now, sched);
@@ -774,17 +785,10 @@ impl Node {
     }
 }
 
-/// Reports a PSDU's completion, `acked` of its MPDUs acknowledged (the caller has counted them), to
-/// `out.air` when it is collected.
-fn report_air_complete(tx: &mut Option<&mut AirReport>, node: NodeId, ac: usize, psdu: &Psdu, st: TxStatus<'_>, acked: u32) {
-    if let Some(r) = tx.as_deref_mut() {
-        let mpdus = r.span(psdu.mpdus.iter().map(|m| (m.pkt.id, m.pkt.dst)));
-        r.push(AirEvent::Complete { node, ac: ac as u8, success: st.success, attempts: st.attempts, acked, mpdus });
-    }
-}
-
 mod hw;
 mod air_report;
+mod hidden;
+mod tx_log;
 mod rx;
 mod setup;
 #[cfg(test)]

@@ -45,6 +45,7 @@ impl Medium {
             collision_ifs,
             any_shared_hw: ns.iter().any(|n| n.shares_hw),
             any_timed_path: ns.iter().any(|n| n.timed_path),
+            hidden: None,
             nodes: ns,
         }
     }

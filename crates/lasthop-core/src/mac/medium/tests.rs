@@ -319,3 +319,101 @@ fn the_winning_node_s_other_acs_freeze_their_countdown() {
     assert!(expected < before[loser], "the test needs a loser that counted some slots: {before:?}, winner {winner}");
     assert_eq!(m.nodes[0].edcaf[loser].backoff_slots(), expected);
 }
+
+/// Nodes 0..n on one BSS (ns-3 profile, no aggregation, HT MCS 7), sending on `links` (tx, rx) at 40 dB,
+/// with `hidden` pairs; returns the medium with its trace on.
+fn hidden_bss(n: u16, links: &[(u16, u16)], hidden: &[(NodeId, NodeId)], seed: u64) -> Medium {
+    let c = wifi_config("profile = \"ns3\", ampdu = false");
+    let p = BssParams::from_config(&c);
+    let tx = TxVector::ht(7, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap();
+    let mut paths: Vec<TxPath> = (0..n).map(|_| p.fifo_path()).collect();
+    for (li, &(a, _)) in links.iter().enumerate() {
+        p.add_link(&mut paths[a as usize], li as u32, tx, None);
+    }
+    let nodes = paths.into_iter().enumerate().map(|(i, path)| NodeSpec { node: i as u16, bss: 0, is_ap: i == 0, name: format!("n{i}"), path }).collect();
+    let links = links.iter().map(|&(a, b)| LinkSpec { tx: a, rx: b, txv: tx, channel: ChannelModel::fixed(40.0) }).collect();
+    let mut m = Medium::new(vec![(p, c.collision_ifs)], nodes, links, n as usize, seed);
+    m.set_hidden(hidden);
+    m.enable_trace();
+    m
+}
+
+/// Runs `m` with one frame queued at each of `senders` (to `to[i]`) at time 0 until the queue empties;
+/// returns the trace.
+fn run_frames(m: &mut Medium, frames: &[(NodeId, NodeId)]) -> Vec<MediumTrace> {
+    let mut q = Q(EventQueue::new());
+    let mut log = PacketLog::new(false);
+    let (mut d, mut x) = (Vec::new(), Vec::new());
+    let mut out = Outputs { log: &mut log, delivered: &mut d, dropped: &mut x, air: None };
+    for (i, &(a, b)) in frames.iter().enumerate() {
+        m.enqueue(SimTime::ZERO, a, b, pkt(i as u64, a, b), &mut q, &mut out);
+    }
+    let mut trace = Vec::new();
+    run_until(m, &mut q, &mut log, &mut trace, |_| false);
+    trace
+}
+
+fn first_start(trace: &[MediumTrace], n: NodeId) -> (SimTime, SimDuration) {
+    trace.iter().find_map(|e| if let MediumTrace::PpduStart { t, node, duration, .. } = e { (*node == n).then_some((*t, *duration)) } else { None }).unwrap()
+}
+
+/// ```text
+///  sta1 ██████████ (to the AP)                 hidden from sta2: neither defers to the other
+///  sta2     ██████████ (to the AP)             the AP hears both: both PPDUs are lost
+/// ```
+/// Without the hidden pair the same frames never overlap: the later backoff freezes and resumes after
+/// the first exchange.
+#[test]
+fn hidden_senders_overlap_at_their_common_receiver_and_both_fail() {
+    let links = [(1, 0), (2, 0)];
+    for seed in 1..20 {
+        let mut m = hidden_bss(3, &links, &[(1, 2)], seed);
+        if m.nodes[1].edcaf[2].backoff_slots() == m.nodes[2].edcaf[2].backoff_slots() {
+            continue; // a same-slot start collides either way
+        }
+        let trace = run_frames(&mut m, &[(1, 0), (2, 0)]);
+        let ((s1, d1), (s2, d2)) = (first_start(&trace, 1), first_start(&trace, 2));
+        assert!(s1 < s2 + d2 && s2 < s1 + d1, "first PPDUs overlap: {trace:?}");
+        let collided: Vec<_> = trace.iter().filter(|e| matches!(e, MediumTrace::PpduEnd { collided: true, .. })).collect();
+        assert!(collided.len() >= 2, "{trace:?}");
+        assert!(m.nodes[1].stats.collisions >= 1 && m.nodes[2].stats.collisions >= 1);
+
+        let mut all_hear = hidden_bss(3, &links, &[], seed);
+        let trace = run_frames(&mut all_hear, &[(1, 0), (2, 0)]);
+        let ((s1, d1), (s2, d2)) = (first_start(&trace, 1), first_start(&trace, 2));
+        assert!(s1 >= s2 + d2 || s2 >= s1 + d1, "one collision domain: no overlap: {trace:?}");
+        assert_eq!(all_hear.nodes[1].stats.collisions + all_hear.nodes[2].stats.collisions, 0);
+        return;
+    }
+    panic!("no seed with different first backoffs");
+}
+
+/// ```text
+///  ap1 ██████████ → sta1        ap1 and ap2 cannot sense each other, nor each other's station:
+///  ap2   ██████████ → sta2      two BSSs side by side, both deliver at once (spatial reuse)
+///  n5  (hears all) defers for both, and starts only after the later exchange ends
+/// ```
+#[test]
+fn hidden_pairs_with_separate_receivers_transmit_at_once_and_a_common_neighbour_defers_to_both() {
+    // 0 = ap1, 1 = sta1, 2 = ap2, 3 = sta2, 4 = a node that hears everyone (sends to ap1).
+    let links = [(0, 1), (2, 3), (4, 0)];
+    let hidden = [(0, 2), (0, 3), (1, 2), (1, 3)];
+    let (mut overlapped, mut runs) = (0, 0);
+    for seed in 1..40 {
+        let mut m = hidden_bss(5, &links, &hidden, seed);
+        let b = |i: usize| m.nodes[i].edcaf[2].backoff_slots();
+        if b(4) == b(0) || b(4) == b(2) {
+            continue; // the common neighbour and an AP in one slot: a collision in any topology
+        }
+        let trace = run_frames(&mut m, &[(0, 1), (2, 3), (4, 0)]);
+        let ok = trace.iter().filter(|e| matches!(e, MediumTrace::PpduEnd { ok: 1, collided: false, .. })).count();
+        assert_eq!(ok, 3, "every frame delivered at the first attempt: {trace:?}");
+        assert_eq!((0..5).map(|i| m.nodes[i].stats.collisions).sum::<u64>(), 0);
+        let ((a, da), (b, db), (c, dc)) = (first_start(&trace, 0), first_start(&trace, 2), first_start(&trace, 4));
+        let overlap = |s1: SimTime, d1: SimDuration, s2: SimTime, d2: SimDuration| s1 < s2 + d2 && s2 < s1 + d1;
+        assert!(!overlap(a, da, c, dc) && !overlap(b, db, c, dc), "the common neighbour never overlaps: {trace:?}");
+        overlapped += overlap(a, da, b, db) as u32;
+        runs += 1;
+    }
+    assert!(runs >= 20 && overlapped * 2 >= runs, "the two APs overlapped in {overlapped} of {runs} seeds");
+}
