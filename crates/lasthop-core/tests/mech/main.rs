@@ -1004,10 +1004,16 @@ struct QairNode {
 /// stepped; per node, R_tc sampled every 100 ms and averaged per second from 5 s on. Returns the nodes
 /// and the downloads' goodputs, Mbit/s.
 fn qair_qp1(n: usize, qair: &str, seed: u64, duration_s: u32) -> (Vec<QairNode>, Vec<f64>) {
+    qair_qp1_with(n, qair, "", "", seed, duration_s)
+}
+
+/// [`qair_qp1`] with `top` added to the scenario's top-level keys (`hidden_nodes`, say) and `last_hop`
+/// to every AP's Wi-Fi table (`, ampdu = false`, say).
+fn qair_qp1_with(n: usize, qair: &str, top: &str, last_hop: &str, seed: u64, duration_s: u32) -> (Vec<QairNode>, Vec<f64>) {
     assert!(duration_s > 5, "measured from 5 s on");
-    let mut toml = format!("duration_s = {duration_s}\n[[servers]]\nname = \"server\"\n");
+    let mut toml = format!("duration_s = {duration_s}\n{top}\n[[servers]]\nname = \"server\"\n");
     for i in 1..=n {
-        toml += &format!("[[aps]]\nname = \"ap{i}\"\nmechanisms = [{qair}]\nlast_hop = {{ type = \"wifi\", standard = \"ht\", profile = \"linux\", max_nss = 2, rate_control = {{ type = \"fixed\", mcs = 13 }}, sta_path = {{ type = \"linux\" }} }}\n");
+        toml += &format!("[[aps]]\nname = \"ap{i}\"\nmechanisms = [{qair}]\nlast_hop = {{ type = \"wifi\", standard = \"ht\", profile = \"linux\", max_nss = 2, rate_control = {{ type = \"fixed\", mcs = 13 }}, sta_path = {{ type = \"linux\" }}{last_hop} }}\n");
         toml += &format!("[[stations]]\nname = \"sta{i}\"\nap = \"ap{i}\"\n");
         toml += &format!("[[links]]\na = \"server\"\nb = \"ap{i}\"\nrate_mbps = 1000\ndelay_ms = 0.5\n");
         toml += &format!("[[flows]]\nname = \"bg{i}\"\ntype = \"udp_cbr\"\nfrom = \"server\"\nto = \"sta{i}\"\nrate_mbps = 100\npacket_bytes = 1500\n");
@@ -1110,4 +1116,43 @@ fn qair_tagged_flows_leave_the_gate_first() {
     let bss = toml("").replacen("mechanisms = [{", "node_mechanisms = [{ type = \"qair\", release_point = \"psdu\", tagged_flows = [\"ping\", \"nope\"] }]\nmechanisms = [{", 1);
     let err = Scenario::from_toml_str(&bss, Path::new(".")).unwrap_err().to_string();
     assert!(err.contains("aps[0].node_mechanisms[0].tagged_flows[1]: no flow named 'nope'"), "{err}");
+}
+
+/// QP10 (hidden terminals, spec §10: "just report the effect"; FIDELITY.md): three saturated co-channel
+/// downloads, ap1 and ap2 hidden from each other (their stations hear both, as does the third pair).
+/// * Without aggregation (150-µs PPDUs) the hidden pair loses most frames at its stations: EDCA gives it
+///   ≈ 3.4 Mbit/s each against 13.3 all in range, and the third node, which hears both, takes the rest.
+///   QAir's stable set takes the losses for queueing ("false trigger", as the paper warns): it holds the
+///   hidden pair far below the all-in-range equilibrium (≈ 250 against R_max 8667 PSDUs/s, where all in
+///   range it is transparent, QP5), which costs that pair goodput. Algorithm 1 as printed (t_k from
+///   Eq. 6's head) does not trigger: its t_k excludes the node's own backlog and stays under T_target.
+/// * With ath9k's 32-MPDU aggregates (≈ 3 ms) and the AP's CWmax of 63 (≤ 0.6 ms of backoff) every
+///   PPDU of the pair overlaps the other's: neither delivers anything, and QAir, which samples only
+///   delivered frames (spec §3.1), sees nothing and leaves the pair at R_max.
+#[test]
+fn qair_qp10_hidden_senders_are_regulated_below_the_in_range_equilibrium() {
+    const HIDDEN: &str = "hidden_nodes = [[\"ap1\", \"ap2\"]]";
+    const NO_AMPDU: &str = ", ampdu = false";
+    const PRINTED: &str = "{ type = \"qair\" }";
+    let (in_range, g_in_range) = qair_qp1_with(3, QAIR_STABLE, "", NO_AMPDU, 1, 15);
+    let (_, g_edca) = qair_qp1_with(3, "", HIDDEN, NO_AMPDU, 1, 15);
+    let (stable, g_stable) = qair_qp1_with(3, QAIR_STABLE, HIDDEN, NO_AMPDU, 1, 15);
+    let (printed, _) = qair_qp1_with(3, PRINTED, HIDDEN, NO_AMPDU, 1, 15);
+    let show = format!("R_tc in range {in_range:?}, hidden {stable:?}, printed {printed:?}; goodput in range {g_in_range:?}, EDCA {g_edca:?}, stable {g_stable:?}");
+    // The hidden-terminal effect itself, under EDCA.
+    assert!(g_edca[0] < 0.5 * g_in_range[0] && g_edca[1] < 0.5 * g_in_range[1] && g_edca[2] > 1.2 * g_in_range[2], "{show}");
+    // The false trigger: the hidden pair regulated far below where it sits all in range; the third node not.
+    for i in 0..2 {
+        assert!(stable[i].rate < 0.1 * in_range[i].rate, "{show}");
+        assert!(printed[i].rate > 0.9 * in_range[i].rate, "{show}");
+    }
+    assert!(stable[2].rate > 0.9 * in_range[2].rate, "{show}");
+    assert!(g_stable[0] + g_stable[1] < 0.9 * (g_edca[0] + g_edca[1]), "regulating costs the pair goodput: {show}");
+
+    // With aggregation the pair collapses, and QAir is blind to it.
+    let (_, g_edca) = qair_qp1_with(3, "", HIDDEN, "", 1, 10);
+    let (stable, _) = qair_qp1_with(3, QAIR_STABLE, HIDDEN, "", 1, 10);
+    let (in_range, _) = qair_qp1_with(3, QAIR_STABLE, "", "", 1, 10);
+    assert!(g_edca[0] < 0.1 && g_edca[1] < 0.1, "{g_edca:?}");
+    assert!(stable[0].rate > 10.0 * in_range[0].rate && stable[1].rate > 10.0 * in_range[1].rate, "left at R_max: {stable:?} vs {in_range:?}");
 }
