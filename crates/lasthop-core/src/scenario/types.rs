@@ -47,7 +47,8 @@ pub struct Scenario {
     pub output: OutputOptions,
     /// Parameter changes at given times (`[{ at_s, target, set }]`, see `sim::command`); default none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub commands: Vec<crate::sim::CommandConfig>,    /// Pairs of Wi-Fi nodes (AP or station names) that cannot sense each other: hidden terminals
+    pub commands: Vec<crate::sim::CommandConfig>,
+    /// Pairs of Wi-Fi nodes (AP or station names) that cannot sense each other: hidden terminals
     /// (`wifi-model.md` §3.3). Each counts its backoff down while the other transmits, and a receiver
     /// that hears both loses every PPDU that overlaps another it hears (no capture). A station and its
     /// own AP exchange frames, so they cannot be a pair. Default none: every Wi-Fi node senses every

@@ -17,8 +17,8 @@
 //!           │    activity (unless the TXOP continues)
 //!           └─ not received → as in one collision domain (NAV, EIFS at the receiver), for T's audience
 //! ```
-//! A node resumes its countdown when it senses no activity; its IFS counts from the end of the last
-//! one it sensed. Interference is all or nothing, as a collision is in one domain (`capture = off`, equal
+//! A node resumes its countdown when it senses no activity; its IFS counts from the latest end it must
+//! respect (the activities it sensed, with their NAV or EIFS, and its own ACK timeout). Interference is all or nothing, as a collision is in one domain (`capture = off`, equal
 //! powers): no SINR is summed. Control responses are error-free here as everywhere in the medium, so a
 //! hidden node that starts during an ACK does not destroy it (the ACK's audience defers from the end of
 //! the PPDU it answers, so this needs a start inside that PPDU's end instant).
@@ -57,6 +57,18 @@ pub(super) fn hears(h: &Option<Box<Hidden>>, listener: usize, talker: usize) -> 
 #[inline]
 pub(super) fn sensing(h: &Option<Box<Hidden>>, ni: usize) -> bool {
     h.as_ref().is_some_and(|h| h.sensed[ni] > 0)
+}
+
+/// A node's IFS reference after an activity it sensed ends at `at`: the later of the two with hidden
+/// terminals, where activities overlap and a node may still await its own ACK timeout or EIFS;
+/// `at` itself in one collision domain (as the medium always did).
+#[inline]
+pub(super) fn later_ref(h: &Option<Box<Hidden>>, old: SimTime, at: SimTime) -> SimTime {
+    if h.is_some() {
+        old.max(at)
+    } else {
+        at
+    }
 }
 
 /// Whether node `i` is in node `ni`'s audience (every node is, without hidden terminals).
@@ -167,7 +179,7 @@ impl Medium {
         let extra = self.collision_ifs_extra(ni);
         for i in 0..self.nodes.len() {
             if in_audience(&self.hidden, ni, i) {
-                self.nodes[i].ref_time = now + extra;
+                self.nodes[i].ref_time = self.nodes[i].ref_time.max(now + extra);
             }
         }
         self.fail_collided(now, ni, sched);

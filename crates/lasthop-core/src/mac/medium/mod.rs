@@ -611,6 +611,7 @@ impl Medium {
                 // The receiver's response: whoever hears it defers too.
                 let rx = self.links[li].rx;
                 self.listen(now, ni, rx);
+                self.rearm_access(now, sched);
             }
             return;
         }
@@ -626,16 +627,20 @@ impl Medium {
         let eifs_end = if detected { now + self.sifs + crate::phy::timing::estimated_ack_tx_time(&txv) } else { now };
         let timeout = now + self.ack_timeout;
         for (i, n) in self.nodes.iter_mut().enumerate() {
-            if !hidden::hears(&self.hidden, i, ni as usize) {
-                continue;
-            }
-            n.ref_time = if i == ni as usize {
+            let at = if i == ni as usize {
                 timeout
+            } else if !hidden::hears(&self.hidden, i, ni as usize) {
+                // Hidden terminals: a node that sensed only an earlier response of this TXOP resumes now.
+                if !hidden::in_audience(&self.hidden, ni, i) {
+                    continue;
+                }
+                now
             } else if i == rx {
                 eifs_end
             } else {
                 nav_end
             };
+            n.ref_time = hidden::later_ref(&self.hidden, n.ref_time, at);
         }
         self.nodes[ni as usize].stats.ack_timeouts += 1;
         self.on_air = false;
@@ -727,7 +732,7 @@ impl Medium {
         if success {
             for (i, n) in self.nodes.iter_mut().enumerate() {
                 if i == ni as usize || hidden::in_audience(&self.hidden, ni, i) {
-                    n.ref_time = now;
+                    n.ref_time = hidden::later_ref(&self.hidden, n.ref_time, now);
                 }
             }
             if self.try_continue_txop(now, ni, eidx, sched, out) {

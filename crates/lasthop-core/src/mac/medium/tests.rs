@@ -30,6 +30,10 @@ fn pkt(id: u64, src: NodeId, dst: NodeId) -> Packet {
     Packet { id, flow: 0, seq: id, size: 1500, src, dst, dscp: 0, sent: SimTime::ZERO, enqueued: SimTime::ZERO, hdr: Default::default() }
 }
 
+fn pkt_dscp(id: u64, src: NodeId, dst: NodeId, dscp: u8) -> Packet {
+    Packet { dscp, ..pkt(id, src, dst) }
+}
+
 /// A medium with an AP (node 0) and one station (node 1) at `snr_db`; downlink at HT MCS `dl`, uplink
 /// at MCS `ul`.
 fn pair(snr_db: f64, dl: u8, ul: u8) -> Medium {
@@ -412,8 +416,125 @@ fn hidden_pairs_with_separate_receivers_transmit_at_once_and_a_common_neighbour_
         let ((a, da), (b, db), (c, dc)) = (first_start(&trace, 0), first_start(&trace, 2), first_start(&trace, 4));
         let overlap = |s1: SimTime, d1: SimDuration, s2: SimTime, d2: SimDuration| s1 < s2 + d2 && s2 < s1 + d1;
         assert!(!overlap(a, da, c, dc) && !overlap(b, db, c, dc), "the common neighbour never overlaps: {trace:?}");
-        overlapped += overlap(a, da, b, db) as u32;
+        if overlap(a, da, b, db) {
+            overlapped += 1;
+            // It also waits out both responses (SIFS + an ACK of at least its 20-µs preamble), then
+            // SIFS + AIFS (3 slots of 9 µs) of its own.
+            let later = (a + da).max(b + db);
+            if c > a.min(b) {
+                assert!(c >= later + SimDuration::from_us(16 + 20 + 16 + 27), "neighbour at {c:?}, later PPDU end {later:?}: {trace:?}");
+            }
+        }
         runs += 1;
     }
     assert!(runs >= 20 && overlapped * 2 >= runs, "the two APs overlapped in {overlapped} of {runs} seeds");
+}
+
+/// A node that hears only the receiver of a TXOP (it sensed the first exchange's response) resumes
+/// when the TXOP's next PPDU fails, no earlier: SIFS + AIFS after that PPDU ends at the soonest.
+/// ```text
+///  T ─▶ R (VO TXOP): ██ ok  ▮ACK  ██ lost to channel errors
+///  L hears R, not T:        ▮▮▮▮▮▮▮▮▮▮▮▮▮▮▮▮▮▮▮▮▮▮▮▮▮▮ (sensing) │ SIFS + AIFS + backoff ─▶ its PPDU
+/// ```
+#[test]
+fn hidden_listener_of_the_receiver_resumes_after_a_failed_ppdu_of_the_txop() {
+    let mut found = 0;
+    for snr10 in (180..320).step_by(5) {
+        for seed in 1..30 {
+            let c = wifi_config("profile = \"ns3\", ampdu = false");
+            let p = BssParams::from_config(&c);
+            let tx = TxVector::ht(7, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap();
+            let mut paths: Vec<TxPath> = (0..3).map(|_| p.fifo_path()).collect();
+            p.add_link(&mut paths[0], 0, tx, None);
+            p.add_link(&mut paths[2], 1, tx, None);
+            let nodes = paths.into_iter().enumerate().map(|(i, path)| NodeSpec { node: i as u16, bss: 0, is_ap: i == 1, name: format!("n{i}"), path }).collect();
+            let links = vec![
+                LinkSpec { tx: 0, rx: 1, txv: tx, channel: ChannelModel::fixed(snr10 as f64 / 10.0) },
+                LinkSpec { tx: 2, rx: 1, txv: tx, channel: ChannelModel::fixed(40.0) },
+            ];
+            let mut m = Medium::new(vec![(p, c.collision_ifs)], nodes, links, 3, seed);
+            m.set_hidden(&[(0, 2)]);
+            m.enable_trace();
+            let mut q = Q(EventQueue::new());
+            let mut log = PacketLog::new(false);
+            let (mut d, mut x) = (Vec::new(), Vec::new());
+            let mut out = Outputs { log: &mut log, delivered: &mut d, dropped: &mut x, air: None };
+            for i in 0..3 {
+                m.enqueue(SimTime::ZERO, 0, 1, pkt_dscp(i, 0, 1, 46), &mut q, &mut out);
+            }
+            // Run until T's second PPDU starts, its first having succeeded.
+            let (mut trace, mut starts, mut ok_first) = (Vec::new(), 0, false);
+            while let Some((now, ev)) = q.0.pop() {
+                let mut out = Outputs { log: &mut log, delivered: &mut d, dropped: &mut x, air: None };
+                m.handle(now, ev, &mut q, &mut out);
+                let new = m.take_trace();
+                for e in &new {
+                    match e {
+                        MediumTrace::PpduStart { node: 0, .. } => starts += 1,
+                        MediumTrace::PpduEnd { node: 0, ok: 1, .. } if starts == 1 => ok_first = true,
+                        _ => {}
+                    }
+                }
+                trace.extend(new);
+                if starts >= 2 {
+                    break;
+                }
+            }
+            if !(starts == 2 && ok_first) {
+                continue;
+            }
+            let now = q.0.now();
+            let mut out = Outputs { log: &mut log, delivered: &mut d, dropped: &mut x, air: None };
+            m.enqueue(now, 2, 1, pkt_dscp(10, 2, 1, 0), &mut q, &mut out);
+            run_until(&mut m, &mut q, &mut log, &mut trace, |e| matches!(e, MediumTrace::PpduStart { node: 2, .. }));
+            let ends: Vec<_> = trace.iter().filter_map(|e| if let MediumTrace::PpduEnd { t, node: 0, ok, collided } = e { Some((*t, *ok, *collided)) } else { None }).collect();
+            if ends.len() < 2 || ends[1].1 != 0 || ends[1].2 {
+                continue;
+            }
+            found += 1;
+            let (l_start, _) = first_start(&trace, 2);
+            assert!(l_start >= ends[1].0 + SimDuration::from_us(16 + 3 * 9), "snr {snr10}, seed {seed}: L at {l_start:?}, T's failed PPDU ended {:?}", ends[1].0);
+        }
+    }
+    assert!(found > 0, "no case with a successful first and a failed second PPDU");
+}
+
+/// Two stations that hear each other collide in one slot while a hidden pair sits elsewhere: each
+/// keeps its own ACK timeout as its IFS reference, whichever PPDU end the medium handles first, as in
+/// one collision domain.
+#[test]
+fn same_slot_colliders_keep_their_ack_timeouts_with_hidden_pairs_elsewhere() {
+    let links = [(1, 0), (2, 0)];
+    let mut checked = 0;
+    for seed in 1..400 {
+        for hidden in [vec![], vec![(3u16, 4u16)]] {
+            let mut m = hidden_bss(5, &links, &hidden, seed);
+            if m.nodes[1].edcaf[2].backoff_slots() != m.nodes[2].edcaf[2].backoff_slots() {
+                break;
+            }
+            let mut q = Q(EventQueue::new());
+            let mut log = PacketLog::new(false);
+            let (mut d, mut x) = (Vec::new(), Vec::new());
+            let mut out = Outputs { log: &mut log, delivered: &mut d, dropped: &mut x, air: None };
+            m.enqueue(SimTime::ZERO, 1, 0, pkt(0, 1, 0), &mut q, &mut out);
+            m.enqueue(SimTime::ZERO, 2, 0, pkt(1, 2, 0), &mut q, &mut out);
+            let mut trace = Vec::new();
+            while let Some((now, ev)) = q.0.pop() {
+                let mut out = Outputs { log: &mut log, delivered: &mut d, dropped: &mut x, air: None };
+                m.handle(now, ev, &mut q, &mut out);
+                trace.extend(m.take_trace());
+                if trace.iter().filter(|e| matches!(e, MediumTrace::PpduEnd { collided: true, .. })).count() >= 2 {
+                    break;
+                }
+            }
+            let end = trace.iter().find_map(|e| if let MediumTrace::PpduEnd { t, .. } = e { Some(*t) } else { None }).unwrap();
+            let want = end + m.ack_timeout;
+            assert_eq!((m.nodes[1].ref_time, m.nodes[2].ref_time), (want, want), "hidden {hidden:?}");
+            checked += 1;
+        }
+        if checked >= 2 {
+            return;
+        }
+    }
+    panic!("no seed with equal first backoffs");
 }
