@@ -58,6 +58,8 @@ pub struct BssParams {
     /// Send a BlockAckReq after every missed BlockAck before retrying (ns-3
     /// `UseExplicitBarAfterMissedBlockAck`); Linux/ath9k sends BARs only when it drops MPDUs.
     pub explicit_bar: bool,
+    /// dot11RTSThreshold: PSDUs longer than this (bytes) go after an RTS/CTS exchange; `None`: never.
+    pub rts_threshold: Option<u32>,
 }
 
 fn apply(base: [EdcaParams; 4], o: &EdcaOverrides) -> [EdcaParams; 4] {
@@ -97,6 +99,7 @@ impl BssParams {
             retry_limit: c.retry_limit,
             lifetime: SimDuration::from_secs_f64(c.msdu_lifetime_ms * 1e-3).unwrap_or(SimDuration::MAX),
             explicit_bar: c.explicit_bar.unwrap_or(c.profile == WifiProfile::Ns3),
+            rts_threshold: c.rts_threshold_bytes,
             cw_reset_retries: match c.profile {
                 WifiProfile::Linux => 7,
                 WifiProfile::Ns3 => c.retry_limit.saturating_add(1),

@@ -281,6 +281,11 @@ pub struct WifiConfig {
     /// IFS of third parties after a collision.
     #[serde(default)]
     pub collision_ifs: CollisionIfs,
+    /// dot11RTSThreshold, bytes: a PSDU longer than this is preceded by an RTS/CTS exchange when its
+    /// node wins the medium (each such attempt; not within a TXOP, which the NAV already protects).
+    /// Default none: no RTS/CTS (as ns-3's default threshold, 4,692,480 B, and Linux's `rts off`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rts_threshold_bytes: Option<u32>,
     /// Apply the standard's 4-µs rounding of short-GI data fields (default true; ns-3 and ath9k do not).
     #[serde(default)]
     pub sgi_round4: Option<bool>,

@@ -62,6 +62,7 @@ impl Event {
             Event::Wifi(WifiEvent::HwDeadline { node, ac }) => 9 | (*node as u64) << 8 | (*ac as u64) << 40,
             Event::Wifi(WifiEvent::NodeWakeup { node }) => 12 | (*node as u64) << 8,
             Event::Wifi(WifiEvent::AirEnd { node }) => 13 | (*node as u64) << 8,
+            Event::Wifi(WifiEvent::RtsData { node }) => 14 | (*node as u64) << 8,
             Event::FlowTimer { flow } => 8 | (*flow as u64) << 8,
             Event::Mech { ap } => 11 | (*ap as u64) << 8,
             Event::Command { idx } => 10 | (*idx as u64) << 8,

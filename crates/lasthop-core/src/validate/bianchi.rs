@@ -25,6 +25,13 @@ impl BianchiParams {
     pub fn ofdm_54() -> Self {
         BianchiParams { w: 16.0, m: 6, slot_us: 9.0, ts_us: 326.0, tc_us: 282.0, payload_bits: 12_000.0 }
     }
+
+    /// The same with RTS/CTS ahead of every frame (Bianchi's eq. 15), RTS and CTS at 24 Mb/s (28 µs
+    /// each): T_s = RTS + SIFS + CTS + SIFS + T_DATA + SIFS + ACK + DIFS = 414 µs, and a collision is
+    /// of RTSs only, T_c = RTS + DIFS = 62 µs.
+    pub fn ofdm_54_rts() -> Self {
+        BianchiParams { ts_us: 28.0 + 16.0 + 28.0 + 16.0 + 248.0 + 16.0 + 28.0 + 34.0, tc_us: 28.0 + 34.0, ..Self::ofdm_54() }
+    }
 }
 
 /// ns-3's reference throughputs for 802.11a 54/24 Mb/s, basic access, from its modified Bianchi model

@@ -12,6 +12,9 @@ pub const SCENARIOS: [&str; 3] = ["sat_11a_54_noagg", "sat_11n_mcs7_noagg", "sat
 /// `sat_11a_54_noagg` under the assumptions of Bianchi's model (`lasthop validate bianchi`).
 pub const BIANCHI: &str = "bianchi_11a_54";
 
+/// [`BIANCHI`] with RTS/CTS ahead of every frame (`rts_threshold_bytes = 0`; Bianchi's eq. 15).
+pub const BIANCHI_RTS: &str = "bianchi_11a_54_rts";
+
 /// Station counts swept by the anchor.
 pub const NS: [u32; 6] = [1, 2, 5, 10, 20, 50];
 
@@ -24,6 +27,7 @@ pub fn scenario_toml(name: &str, n: u32, warmup_s: f64, measure_s: f64) -> Optio
         // Bianchi's assumptions: a frame is retried until it succeeds and the CW stays at CWmax after
         // m doublings, so no retry limit drops it and none resets the CW (ns-3's does, at 8 failures).
         BIANCHI => (r#"standard = "ofdm", profile = "ns3", retry_limit = 1000000, rate_control = { type = "fixed", rate_mbps = 54 }"#, 4),
+        BIANCHI_RTS => (r#"standard = "ofdm", profile = "ns3", retry_limit = 1000000, rts_threshold_bytes = 0, rate_control = { type = "fixed", rate_mbps = 54 }"#, 4),
         _ => return None,
     };
     let mut s = format!(

@@ -64,6 +64,8 @@ pub enum WifiEvent {
     ExchangeEnd { node: u32 },
     /// Node `node` continues its TXOP with the next PSDU (SIFS after the last response).
     TxopContinue { node: u32 },
+    /// Node `node` got the CTS to its RTS: its PSDU goes out now (SIFS after the CTS).
+    RtsData { node: u32 },
     /// Node `node`'s PPDU ended, with hidden terminals ([`Medium::set_hidden`]): each PPDU ends on its
     /// own, as nodes that cannot sense each other start independently.
     AirEnd { node: u32 },
@@ -127,6 +129,9 @@ struct Link {
 pub enum MediumTrace {
     /// `node` (world id) started a PPDU of `mpdus` MPDUs (0 = BlockAckReq) lasting `duration`.
     PpduStart { t: SimTime, node: NodeId, mpdus: u32, duration: SimDuration },
+    /// `node` sent an RTS lasting `duration` (`rts_threshold_bytes`); its end is a `PpduEnd` only if
+    /// it collided.
+    Rts { t: SimTime, node: NodeId, duration: SimDuration },
     /// The PPDU of `node` ended; `ok` MPDUs were received; `collided` if it overlapped another.
     PpduEnd { t: SimTime, node: NodeId, ok: u32, collided: bool },
 }
@@ -142,6 +147,9 @@ pub struct NodeStats {
     pub xretries: u64,
     /// PSDUs returned at their hardware deadline ([`Psdu::hw_deadline`]).
     pub hw_time_limit_returns: u64,
+    /// RTS frames sent (`rts_threshold_bytes`; left out of `summary.json` while none).
+    #[serde(skip_serializing_if = "rts::is_zero")]
+    pub rts_sent: u64,
 }
 
 /// The PSDU at the head of a hardware queue and how far its rate chain got.
@@ -166,6 +174,8 @@ struct Exchange {
     end: SimTime,
     received: Vec<bool>,
     success: bool,
+    /// The PPDU on the air is the RTS ahead of the PSDU (`rts.rs`).
+    rts: bool,
 }
 
 struct Node {
@@ -320,16 +330,10 @@ impl Medium {
             WifiEvent::TxopContinue { node } => {
                 let eidx = self.nodes[node as usize].exchange_eidx_for_continue();
                 let end = self.transmit(now, node, eidx, out).expect("a continued TXOP has its PSDU in hardware");
-                if self.hidden.is_some() {
-                    self.air_start(now, node, true);
-                    sched.schedule(end, WifiEvent::AirEnd { node });
-                } else {
-                    self.in_flight.clear();
-                    self.in_flight.push(node);
-                    sched.schedule(end, WifiEvent::PpduEnd);
-                }
+                self.on_air_alone(now, node, end, sched);
             }
             WifiEvent::AirEnd { node } => self.on_air_end(now, node, sched, out),
+            WifiEvent::RtsData { node } => self.after_cts(now, node, sched, out),
             // The timer fired: forget it; `service_shared_hw` returns the PSDU (or leaves it to the end
             // of its exchange).
             WifiEvent::HwDeadline { node, ac } => self.nodes[node as usize].deadline_timers[ac as usize] = None,
@@ -451,7 +455,7 @@ impl Medium {
                 self.expire_due(now, ni, out);
             }
             if self.load_hw(now, ni, eidx, None, out) {
-                let e = self.transmit(now, ni, eidx, out).expect("hardware queue loaded");
+                let e = if self.wants_rts(ni, eidx) { self.transmit_rts(now, ni, eidx, out) } else { self.transmit(now, ni, eidx, out).expect("hardware queue loaded") };
                 end = end.max(e);
                 self.in_flight.push(ni);
             } else {
@@ -511,7 +515,9 @@ impl Medium {
         for m in &hw.psdu.mpdus {
             out.log.stamp_first(m.pkt.id, Stage::AirStart, now);
         }
-        if let Some(r) = out.air.as_deref_mut() {
+        // After a CTS the attempt started with its RTS (`transmit_rts`).
+        let after_cts = n.exchange.take().map(|e| n.spare = e.received).is_some();
+        if let Some(r) = out.air.as_deref_mut().filter(|_| !after_cts) {
             let mpdus = r.span(hw.psdu.mpdus.iter().map(|m| (m.pkt.id, m.pkt.dst)));
             let (ac, attempt, access_delay) = (ac as u8, hw.attempts + 1, now - hw.waiting_since);
             r.push(AirEvent::AttemptStart { node: n.node, ac, attempt, access_delay, mpdus });
@@ -521,7 +527,7 @@ impl Medium {
         received.resize(hw.psdu.mpdus.len(), false);
         let mpdus = hw.psdu.mpdus.len() as u32;
         let end = now + duration;
-        n.exchange = Some(Exchange { eidx, ac, txv, start: now, end, received, success: false });
+        n.exchange = Some(Exchange { eidx, ac, txv, start: now, end, received, success: false, rts: false });
         let node = n.node;
         self.record(MediumTrace::PpduStart { t: now, node, mpdus, duration });
         Some(end)
@@ -584,6 +590,9 @@ impl Medium {
     }
 
     fn finish_single<S: Scheduler>(&mut self, now: SimTime, ni: u32, sched: &mut S, out: &mut Outputs<'_>) {
+        if self.nodes[ni as usize].exchange.as_ref().is_some_and(|e| e.rts) {
+            return self.rts_answered(now, ni, sched);
+        }
         let (any, detected, snr) = self.draw_reception(ni);
         let resp = self.response_duration(ni);
         let n = &mut self.nodes[ni as usize];
@@ -677,8 +686,10 @@ impl Medium {
         let n = &self.nodes[ni as usize];
         let ex = n.exchange.as_ref().expect("exchange");
         let hw = n.hw[ex.ac].as_ref().expect("exchange PSDU");
-        let (node, own_end, li, bar) = (n.node, ex.end, hw.psdu.link, hw.psdu.bar);
-        self.tx_log.push(ex.start, li, &ex.txv, f64::NAN, hw.psdu.mpdus.len(), 0, true);
+        let (node, own_end, li, bar) = (n.node, ex.end, hw.psdu.link, hw.psdu.bar || ex.rts);
+        if !ex.rts {
+            self.tx_log.push(ex.start, li, &ex.txv, f64::NAN, hw.psdu.mpdus.len(), 0, true);
+        }
         self.record(MediumTrace::PpduEnd { t: own_end, node, ok: 0, collided: true });
         if !bar {
             self.links[li as usize].stats.ppdus_failed += 1;
@@ -744,44 +755,6 @@ impl Medium {
         self.end_txop(now, ni, eidx, success);
         self.rearm_access(now, sched);
     }
-
-    /// Within a TXOP limit, sends the next PSDU SIFS after the response without contending.
-    fn try_continue_txop<S: Scheduler>(&mut self, now: SimTime, ni: u32, eidx: usize, sched: &mut S, out: &mut Outputs<'_>) -> bool {
-        let n = &self.nodes[ni as usize];
-        let limit = n.edcaf[eidx].params.txop_limit;
-        if limit.is_zero() {
-            return false;
-        }
-        let ac = if n.qos { eidx } else { 0 };
-        let start = now + self.sifs;
-        let budget = (n.txop_start + limit).saturating_since(start);
-        if !self.load_hw(now, ni, eidx, Some(budget), out) {
-            return false;
-        }
-        // A PSDU already in hardware (a retry) must fit as well.
-        let n = &self.nodes[ni as usize];
-        let hw = n.hw[ac].as_ref().expect("loaded");
-        let b = &self.bss[n.bss];
-        let Some((txv, _)) = hw.psdu.chain.get(hw.series) else { return false };
-        let d = ppdu_duration_with(&txv, hw.psdu.psdu_len, b.timings.band, b.airtime);
-        let resp = self.response_to(n, &hw.psdu, &txv);
-        if hw.psdu.bar || d + self.sifs + resp > budget {
-            return false;
-        }
-        self.nodes[ni as usize].continue_eidx = Some(eidx);
-        sched.schedule(start, WifiEvent::TxopContinue { node: ni });
-        true
-    }
-
-    fn end_txop(&mut self, now: SimTime, ni: u32, eidx: usize, success: bool) {
-        let n = &mut self.nodes[ni as usize];
-        n.edcaf[eidx].end_txop(now, success, &mut n.rng);
-        let ac = if n.qos { eidx } else { 0 };
-        if n.hw[ac].is_some() || n.path.pending(ac) {
-            n.edcaf[eidx].request(now, false, None, self.slot, &mut n.rng);
-        }
-    }
-
 }
 
 impl Node {
@@ -793,6 +766,8 @@ impl Node {
 mod hw;
 mod air_report;
 mod hidden;
+mod rts;
+mod txop;
 mod tx_log;
 mod rx;
 mod setup;

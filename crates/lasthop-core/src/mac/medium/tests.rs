@@ -538,3 +538,80 @@ fn same_slot_colliders_keep_their_ack_timeouts_with_hidden_pairs_elsewhere() {
     }
     panic!("no seed with equal first backoffs");
 }
+
+/// RTS/CTS ahead of a PSDU longer than the threshold, in one collision domain (ns-3 profile, HT MCS 7,
+/// control frames at 24 Mb/s: RTS and CTS 28 µs each):
+/// ```text
+///  STA  RTS ▮ ─ SIFS ─ (CTS from the AP) ─ SIFS ─ ██████ data ─ SIFS ─ ACK
+///       t0   t0 + 28   t0 + 44             t0 + 72  t0 + 88
+/// ```
+/// Below the threshold no RTS is sent.
+#[test]
+fn rts_cts_precedes_a_psdu_over_the_threshold() {
+    for (threshold, rts) in [("rts_threshold_bytes = 1000", true), ("rts_threshold_bytes = 2000", false), ("", false)] {
+        let c = wifi_config(&format!("profile = \"ns3\", ampdu = false{}", if threshold.is_empty() { String::new() } else { format!(", {threshold}") }));
+        let p = BssParams::from_config(&c);
+        let tx = TxVector::ht(7, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap();
+        let (ap, mut sta) = (p.fifo_path(), p.fifo_path());
+        p.add_link(&mut sta, 0, tx, None);
+        let nodes = vec![NodeSpec { node: 0, bss: 0, is_ap: true, name: "ap".into(), path: ap }, NodeSpec { node: 1, bss: 0, is_ap: false, name: "sta".into(), path: sta }];
+        let links = vec![LinkSpec { tx: 1, rx: 0, txv: tx, channel: ChannelModel::fixed(40.0) }];
+        let mut m = Medium::new(vec![(p, c.collision_ifs)], nodes, links, 2, 1);
+        m.enable_trace();
+        let trace = run_frames(&mut m, &[(1, 0)]);
+        match (rts, &trace[..]) {
+            (true, [MediumTrace::Rts { t: t0, duration, .. }, MediumTrace::PpduStart { t, .. }, MediumTrace::PpduEnd { ok: 1, .. }]) => {
+                assert_eq!(*duration, SimDuration::from_us(28));
+                assert_eq!(*t, *t0 + SimDuration::from_us(28 + 16 + 28 + 16), "{trace:?}");
+                assert_eq!(m.nodes[1].stats.rts_sent, 1);
+            }
+            (false, [MediumTrace::PpduStart { .. }, MediumTrace::PpduEnd { ok: 1, .. }]) => assert_eq!(m.nodes[1].stats.rts_sent, 0),
+            _ => panic!("{threshold}: {trace:?}"),
+        }
+    }
+}
+
+/// Two hidden stations saturating their AP (40 frames each): without RTS/CTS their PPDUs overlap at the
+/// AP (13–24 of ~100 data PPDUs, seeds 1–3); with it only RTSs collide (each node's data follows the
+/// CTS, which the other hears), so no data PPDU is lost. With these short PPDUs (228 µs) the RTS/CTS
+/// overhead (88 µs a frame) costs about what the losses did; it pays with long aggregates.
+#[test]
+fn rts_cts_protects_data_from_hidden_terminals() {
+    let run = |rts: bool, seed: u64| {
+        let c = wifi_config(&format!("profile = \"ns3\", ampdu = false{}", if rts { ", rts_threshold_bytes = 0" } else { "" }));
+        let p = BssParams::from_config(&c);
+        let tx = TxVector::ht(7, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap();
+        let mut paths: Vec<TxPath> = (0..3).map(|_| p.fifo_path()).collect();
+        p.add_link(&mut paths[1], 0, tx, None);
+        p.add_link(&mut paths[2], 1, tx, None);
+        let nodes = paths.into_iter().enumerate().map(|(i, path)| NodeSpec { node: i as u16, bss: 0, is_ap: i == 0, name: format!("n{i}"), path }).collect();
+        let links = vec![LinkSpec { tx: 1, rx: 0, txv: tx, channel: ChannelModel::fixed(40.0) }, LinkSpec { tx: 2, rx: 0, txv: tx, channel: ChannelModel::fixed(40.0) }];
+        let mut m = Medium::new(vec![(p, c.collision_ifs)], nodes, links, 3, seed);
+        m.set_hidden(&[(1, 2)]);
+        m.enable_trace();
+        let frames: Vec<(NodeId, NodeId)> = (0..40).flat_map(|_| [(1, 0), (2, 0)]).collect();
+        let trace = run_frames(&mut m, &frames);
+        // Per node, whether its last start was an RTS: a collided end is then the RTS's.
+        let mut last_rts = [false; 3];
+        let (mut data_lost, mut rts_lost, mut delivered) = (0, 0, 0);
+        for e in &trace {
+            match *e {
+                MediumTrace::Rts { node, .. } => last_rts[node as usize] = true,
+                MediumTrace::PpduStart { node, .. } => last_rts[node as usize] = false,
+                MediumTrace::PpduEnd { node, ok, collided, .. } => match (collided, last_rts[node as usize]) {
+                    (true, true) => rts_lost += 1,
+                    (true, false) => data_lost += 1,
+                    _ => delivered += ok,
+                },
+            }
+        }
+        (data_lost, rts_lost, delivered)
+    };
+    for seed in 1..4 {
+        let (lost, _, _) = run(false, seed);
+        assert!(lost > 10, "seed {seed}: without RTS, {lost} data PPDUs lost");
+        let (lost, rts_lost, delivered) = run(true, seed);
+        assert_eq!((lost, delivered), (0, 80), "seed {seed}: with RTS/CTS no data PPDU is lost ({rts_lost} RTSs were)");
+        assert!(rts_lost > 0, "seed {seed}: the RTSs of hidden nodes still collide");
+    }
+}
