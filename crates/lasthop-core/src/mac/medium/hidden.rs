@@ -18,8 +18,9 @@
 //!           └─ not received → as in one collision domain (NAV, EIFS at the receiver), for T's audience
 //! ```
 //! A node resumes its countdown when it senses no activity; its IFS counts from the latest end it must
-//! respect (the activities it sensed, with their NAV or EIFS, and its own ACK timeout). Interference is all or nothing, as a collision is in one domain (`capture = off`, equal
-//! powers): no SINR is summed. Control responses are error-free here as everywhere in the medium, so a
+//! respect (the activities it sensed, with their NAV or EIFS, and its own ACK timeout). Interference
+//! is all or nothing, as a collision is in one domain (`capture = off`, equal powers): no SINR is
+//! summed. Control responses are error-free here as everywhere in the medium, so a
 //! hidden node that starts during an ACK does not destroy it (the ACK's audience defers from the end of
 //! the PPDU it answers, so this needs a start inside that PPDU's end instant).
 
@@ -29,8 +30,6 @@ use super::*;
 pub(super) struct Hidden {
     /// `hears[l][t]`: node `l` senses node `t`'s PPDUs (medium indices; symmetric).
     hears: Vec<Vec<bool>>,
-    /// Per node: how many activities of others it senses now.
-    sensed: Vec<u32>,
     /// Per node: the nodes its current activity is counted on (its audience).
     audience: Vec<Vec<u32>>,
     /// The PPDUs on the air.
@@ -50,13 +49,6 @@ struct OnAir {
 #[inline]
 pub(super) fn hears(h: &Option<Box<Hidden>>, listener: usize, talker: usize) -> bool {
     h.as_ref().is_none_or(|h| h.hears[listener][talker])
-}
-
-/// Whether node `ni` senses another node's activity now (never without hidden terminals: the global
-/// busy flag stands for it).
-#[inline]
-pub(super) fn sensing(h: &Option<Box<Hidden>>, ni: usize) -> bool {
-    h.as_ref().is_some_and(|h| h.sensed[ni] > 0)
 }
 
 /// A node's IFS reference after an activity it sensed ends at `at`: the later of the two with hidden
@@ -92,7 +84,7 @@ impl Medium {
             hears[a][b] = false;
             hears[b][a] = false;
         }
-        self.hidden = Some(Box::new(Hidden { hears, sensed: vec![0; n], audience: vec![Vec::new(); n], air: Vec::new() }));
+        self.hidden = Some(Box::new(Hidden { hears, audience: vec![Vec::new(); n], air: Vec::new() }));
     }
 
     /// The PPDUs just started at one access (`in_flight`) go on the air, each to end on its own; the
@@ -130,39 +122,41 @@ impl Medium {
     /// The nodes that hear `talker` join node `ni`'s audience: they sense its activity until it ends;
     /// one that was idle freezes its countdowns now.
     pub(super) fn listen(&mut self, now: SimTime, ni: u32, talker: u32) {
-        let now_idle: Vec<usize> = {
-            let h = self.hidden.as_mut().expect("hidden terminals");
-            let mut joined = Vec::new();
-            for l in 0..h.hears.len() {
-                if l == ni as usize || !h.hears[l][talker as usize] || h.audience[ni as usize].contains(&(l as u32)) {
-                    continue;
-                }
-                h.audience[ni as usize].push(l as u32);
-                h.sensed[l] += 1;
-                if h.sensed[l] == 1 {
-                    joined.push(l);
-                }
-            }
-            joined
-        };
-        for l in now_idle {
-            if self.nodes[l].exchange.is_some() {
+        let (sifs, slot) = (self.sifs, self.slot);
+        let h = self.hidden.as_mut().expect("hidden terminals");
+        for (l, n) in self.nodes.iter_mut().enumerate() {
+            if l == ni as usize || !h.hears[l][talker as usize] || h.audience[ni as usize].contains(&(l as u32)) {
                 continue;
             }
-            let g = self.grant(&self.nodes[l]);
-            let slot = self.slot;
-            for e in self.nodes[l].edcaf.iter_mut() {
-                e.freeze(now, g, slot);
+            h.audience[ni as usize].push(l as u32);
+            n.sensed += 1;
+            if n.sensed == 1 && n.exchange.is_none() {
+                let g = n.ref_time + sifs;
+                for e in n.edcaf.iter_mut() {
+                    e.freeze(now, g, slot);
+                }
             }
         }
     }
 
+    /// Node `ni`'s exchange ended at `at` with its response: it and its audience count their IFS from
+    /// then, unless they already must wait longer.
+    pub(super) fn audience_resumes(&mut self, ni: u32, at: SimTime) {
+        let h = self.hidden.as_ref().expect("hidden terminals");
+        for &i in h.audience[ni as usize].iter().chain(std::iter::once(&ni)) {
+            let r = &mut self.nodes[i as usize].ref_time;
+            *r = (*r).max(at);
+        }
+    }
+
     /// Node `ni`'s activity ends: its audience no longer senses it.
+    #[inline]
     pub(super) fn end_activity(&mut self, ni: u32) {
         if let Some(h) = self.hidden.as_mut() {
-            for l in std::mem::take(&mut h.audience[ni as usize]) {
-                h.sensed[l as usize] -= 1;
+            for &l in &h.audience[ni as usize] {
+                self.nodes[l as usize].sensed -= 1;
             }
+            h.audience[ni as usize].clear();
         }
     }
 

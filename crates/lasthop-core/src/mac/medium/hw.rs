@@ -60,7 +60,14 @@ impl Medium {
     /// deadline, requests access for every AC with a PSDU (and releases the others), and re-arms the
     /// deadline timers; then points the wakeup timers of timed paths at what they ask for now (after the
     /// returns, which may queue a completion for the driver or open a release gate).
+    #[inline]
     pub(super) fn service_shared_hw<S: Scheduler>(&mut self, now: SimTime, sched: &mut S, out: &mut Outputs<'_>) {
+        if self.any_shared_hw || self.any_timed_path {
+            self.service_timed_nodes(now, sched, out);
+        }
+    }
+
+    fn service_timed_nodes<S: Scheduler>(&mut self, now: SimTime, sched: &mut S, out: &mut Outputs<'_>) {
         if self.any_shared_hw {
             self.service_deadlines(now, sched, out);
         }

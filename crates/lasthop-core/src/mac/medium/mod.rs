@@ -206,6 +206,9 @@ struct Node {
     deadline_timers: [Option<(TimerId, SimTime)>; 4],
     /// Per AC: when the hardware slot last gave its PSDU back (completed or returned at its deadline).
     hw_vacated: [SimTime; 4],
+    /// How many activities of other nodes it senses now (hidden terminals, `hidden.rs`; always 0 in one
+    /// collision domain, where `Medium::on_air` stands for them).
+    sensed: u32,
     stats: NodeStats,
 }
 
@@ -280,6 +283,7 @@ impl Medium {
     }
 
     /// Applies receiver-window moves requested by a transmit path, delivering what they release.
+    #[inline]
     fn apply_releases(&mut self, out: &mut Outputs<'_>) {
         while let Some((link, ac, upto)) = self.releases.pop() {
             Self::release_held(&mut self.links[link as usize], ac, upto, out);
@@ -306,9 +310,10 @@ impl Medium {
     /// requests access when it gets a frame, also while the node's other ACs are in a frame exchange
     /// (the node's own transmission counts as a busy medium: a backoff is drawn). Returns whether it
     /// asked (the caller re-arms the access timer).
+    #[inline]
     fn request_if_pending(&mut self, now: SimTime, ni: u32, ac: usize, was_empty: bool) -> bool {
-        let sensing = hidden::sensing(&self.hidden, ni as usize);
         let node = &mut self.nodes[ni as usize];
+        let sensing = node.sensed > 0;
         let eidx = if node.qos { ac } else { 0 };
         if !(node.path.pending(ac) && node.edcaf[eidx].access == Access::NotRequested) {
             return false;
@@ -319,6 +324,7 @@ impl Medium {
     }
 
     /// Handles a medium event.
+    #[inline]
     pub fn handle<S: Scheduler>(&mut self, now: SimTime, ev: WifiEvent, sched: &mut S, out: &mut Outputs<'_>) {
         match ev {
             WifiEvent::Access => {
@@ -346,8 +352,8 @@ impl Medium {
     /// that have none (not while the node has an exchange: its end does this).
     fn wake(&mut self, now: SimTime, ni: u32) {
         let (slot, sifs) = (self.slot, self.sifs);
-        let on_air = self.on_air || hidden::sensing(&self.hidden, ni as usize);
         let n = &mut self.nodes[ni as usize];
+        let on_air = self.on_air || n.sensed > 0;
         if n.exchange.is_some() {
             return;
         }
@@ -372,8 +378,8 @@ impl Medium {
             return;
         }
         let mut best: Option<SimTime> = None;
-        for (i, n) in self.nodes.iter().enumerate() {
-            if n.exchange.is_some() || hidden::sensing(&self.hidden, i) {
+        for n in &self.nodes {
+            if n.exchange.is_some() || n.sensed > 0 {
                 continue;
             }
             let g = self.grant(n);
@@ -397,12 +403,13 @@ impl Medium {
 
     /// Every idle node whose best EDCAF's backoff ends now, with that EDCAF; its other expired EDCAFs
     /// lose an internal collision.
+    #[inline]
     fn access_winners(&mut self, now: SimTime) -> Vec<(u32, usize)> {
         let mut starters = std::mem::take(&mut self.starters);
         starters.clear();
         for ni in 0..self.nodes.len() {
             let n = &self.nodes[ni];
-            if n.exchange.is_some() || hidden::sensing(&self.hidden, ni) {
+            if n.exchange.is_some() || n.sensed > 0 {
                 continue;
             }
             let g = self.grant(n);
@@ -432,9 +439,10 @@ impl Medium {
         // Freeze every other countdown at the start of the busy period, the winners' other ACs included
         // (their own transmission is a busy medium to them). With hidden terminals only the winners'
         // here; the nodes that sense a transmission freeze when it starts (`air_start`).
+        let hidden = self.hidden.is_some();
         for ni in 0..self.nodes.len() {
             let winner = starters.iter().find(|&&(s, _)| s as usize == ni).map(|&(_, e)| e);
-            if self.hidden.is_some() && winner.is_none() {
+            if hidden && winner.is_none() {
                 continue;
             }
             let g = self.grant(&self.nodes[ni]);
@@ -589,6 +597,7 @@ impl Medium {
         self.response_to(n, &hw.psdu, &ex.txv)
     }
 
+    #[inline]
     fn finish_single<S: Scheduler>(&mut self, now: SimTime, ni: u32, sched: &mut S, out: &mut Outputs<'_>) {
         if self.nodes[ni as usize].exchange.as_ref().is_some_and(|e| e.rts) {
             return self.rts_answered(now, ni, sched);
@@ -741,9 +750,11 @@ impl Medium {
         }
         self.nodes[ni as usize].spare = ex.received;
         if success {
-            for (i, n) in self.nodes.iter_mut().enumerate() {
-                if i == ni as usize || hidden::in_audience(&self.hidden, ni, i) {
-                    n.ref_time = hidden::later_ref(&self.hidden, n.ref_time, now);
+            if self.hidden.is_some() {
+                self.audience_resumes(ni, now);
+            } else {
+                for n in self.nodes.iter_mut() {
+                    n.ref_time = now;
                 }
             }
             if self.try_continue_txop(now, ni, eidx, sched, out) {

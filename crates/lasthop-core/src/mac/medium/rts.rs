@@ -26,6 +26,7 @@ pub(super) fn is_zero(n: &u64) -> bool {
 
 impl Medium {
     /// Whether node `ni`'s head PSDU for EDCAF `eidx` goes after an RTS/CTS exchange.
+    #[inline]
     pub(super) fn wants_rts(&self, ni: u32, eidx: usize) -> bool {
         let n = &self.nodes[ni as usize];
         let ac = if n.qos { eidx } else { 0 };
@@ -83,6 +84,7 @@ impl Medium {
 
     /// Node `ni`'s PPDU, started now without contention (after a CTS, or continuing a TXOP), ends at
     /// `end`.
+    #[inline]
     pub(super) fn on_air_alone<S: Scheduler>(&mut self, now: SimTime, ni: u32, end: SimTime, sched: &mut S) {
         if self.hidden.is_some() {
             self.air_start(now, ni, true);

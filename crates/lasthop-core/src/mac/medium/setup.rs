@@ -151,6 +151,7 @@ impl Node {
             wakeup_timer: None,
             deadline_timers: [None; 4],
             hw_vacated: [SimTime::ZERO; 4],
+            sensed: 0,
             stats: NodeStats::default(),
             path,
         }

@@ -31,6 +31,7 @@ impl Medium {
         true
     }
 
+    #[inline]
     pub(super) fn end_txop(&mut self, now: SimTime, ni: u32, eidx: usize, success: bool) {
         let n = &mut self.nodes[ni as usize];
         n.edcaf[eidx].end_txop(now, success, &mut n.rng);
