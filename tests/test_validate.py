@@ -34,6 +34,16 @@ def test_validate_bianchi_rows() -> None:
         assert abs(r["rel_error"]) <= (0.025 if r["n"] == 2 else 0.02), r
 
 
+def test_validate_bianchi_rts_cts_rows() -> None:
+    """RTS/CTS ahead of every frame against Bianchi's eq. 15: within 0.2 % at N = 1, 2.5 % otherwise."""
+    doc = run_json("validate", "bianchi", "--rts-cts", "--seconds", "5")
+    assert [r["n"] for r in doc["rows"]] == [1, 2, 5, 10, 20, 50]
+    basic = {r["n"]: r["model_mbps"] for r in run_json("validate", "bianchi", "--seconds", "1")["rows"]}
+    for r in doc["rows"]:
+        assert abs(r["rel_error"]) <= (0.002 if r["n"] == 1 else 0.025), r
+        assert r["model_mbps"] != basic[r["n"]], "the RTS/CTS model, not basic access"
+
+
 def test_validate_ns3_rows() -> None:
     """Within 3 % of ns-3 without aggregation and 5 % with A-MPDU, for every N (issue #3: N = 50)."""
     doc = run_json("validate", "ns3", "--seconds", "5")

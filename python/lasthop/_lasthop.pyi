@@ -184,12 +184,14 @@ def saturation(
     warmup_s: float = 1.0,
     measure_s: float = 10.0,
 ) -> dict[str, Any]:
-    """One saturated anchor run (``validate ns3``, ``bench``; ``bianchi_11a_54`` for ``validate bianchi``):
+    """One saturated anchor run (``validate ns3``, ``bench``; ``bianchi_11a_54`` and, with RTS/CTS,
+    ``bianchi_11a_54_rts`` for ``validate bianchi``):
     throughput, Jain index, p_fail, events.
     Raises ValueError for an unknown scenario name or bad numbers."""
 
-def bianchi_ofdm54(n: int) -> tuple[float, float, float]:
-    """Bianchi's model for 802.11a 54 Mb/s with ``n`` stations: ``(tau, p, throughput_mbps)``."""
+def bianchi_ofdm54(n: int, rts_cts: bool = False) -> tuple[float, float, float]:
+    """Bianchi's model for 802.11a 54 Mb/s with ``n`` stations, basic access or (``rts_cts``) RTS/CTS
+    ahead of every frame: ``(tau, p, throughput_mbps)``."""
 
 def ns3_model_ofdm54(n: int, sim_mbps: float) -> float | None:
     """ns-3's modified-Bianchi reference for 802.11a 54/24 Mb/s (wifi-model.md §7.3), the closer of its

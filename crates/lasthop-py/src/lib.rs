@@ -330,12 +330,9 @@ impl PySim {
 #[pyfunction]
 #[pyo3(signature = (scenario, n, seed=1, warmup_s=1.0, measure_s=10.0))]
 fn saturation<'py>(py: Python<'py>, scenario: &str, n: u32, seed: u64, warmup_s: f64, measure_s: f64) -> PyResult<Bound<'py, PyAny>> {
-    if !validate::saturation::SCENARIOS.contains(&scenario) && scenario != validate::saturation::BIANCHI {
-        return Err(PyValueError::new_err(format!(
-            "unknown scenario '{scenario}'; known: {}, {}",
-            validate::saturation::SCENARIOS.join(", "),
-            validate::saturation::BIANCHI
-        )));
+    let bianchi = [validate::saturation::BIANCHI, validate::saturation::BIANCHI_RTS];
+    if !validate::saturation::SCENARIOS.contains(&scenario) && !bianchi.contains(&scenario) {
+        return Err(PyValueError::new_err(format!("unknown scenario '{scenario}'; known: {}, {}", validate::saturation::SCENARIOS.join(", "), bianchi.join(", "))));
     }
     let valid = |x: f64, min: f64| x.is_finite() && x >= min;
     if n == 0 || !valid(warmup_s, 0.0) || !valid(measure_s, f64::MIN_POSITIVE) {
@@ -348,10 +345,13 @@ fn saturation<'py>(py: Python<'py>, scenario: &str, n: u32, seed: u64, warmup_s:
     json.call_method1("loads", (serde_json::to_string(&r).expect("serializes"),))
 }
 
-/// Bianchi's model for 802.11a 54 Mb/s (ACK 24 Mb/s, 1500 B, basic access, DIFS collision time).
+/// Bianchi's model for 802.11a 54 Mb/s (ACK 24 Mb/s, 1500 B, DIFS collision time), basic access or
+/// (`rts_cts`) RTS/CTS ahead of every frame.
 #[pyfunction]
-fn bianchi_ofdm54(n: u32) -> (f64, f64, f64) {
-    let r = validate::bianchi::solve(&validate::bianchi::BianchiParams::ofdm_54(), n);
+#[pyo3(signature = (n, rts_cts=false))]
+fn bianchi_ofdm54(n: u32, rts_cts: bool) -> (f64, f64, f64) {
+    use validate::bianchi::BianchiParams;
+    let r = validate::bianchi::solve(&if rts_cts { BianchiParams::ofdm_54_rts() } else { BianchiParams::ofdm_54() }, n);
     (r.tau, r.p, r.throughput_mbps)
 }
 

@@ -34,15 +34,21 @@ def command() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @click.option("--seconds", default=10.0, show_default=True, help="Measured simulated seconds per point.")
 @click.option("--seed", default=1, show_default=True)
-def bianchi(as_json: bool, seconds: float, seed: int) -> None:
-    """802.11a 54 Mbit/s, ACK 24 Mbit/s, basic access, 1500-byte payloads, N saturated stations."""
+@click.option("--rts-cts", is_flag=True,
+              help="RTS/CTS ahead of every frame (Bianchi's eq. 15; no ns-3 columns).")
+def bianchi(as_json: bool, seconds: float, seed: int, rts_cts: bool) -> None:
+    """802.11a 54 Mbit/s, ACK 24 Mbit/s, basic access (or RTS/CTS), 1500-byte payloads, N saturated
+    stations."""
     rows = []
     for n in NS:
         # sat_11a_54_noagg with the model's unlimited retries (no drop, no CW reset at 8 failures).
-        r = _lasthop.saturation("bianchi_11a_54", n, seed, 1.0, seconds)
-        _, p, model = _lasthop.bianchi_ofdm54(n)
+        r = _lasthop.saturation("bianchi_11a_54_rts" if rts_cts else "bianchi_11a_54", n, seed, 1.0, seconds)
+        _, p, model = _lasthop.bianchi_ofdm54(n, rts_cts)
         row = {"n": n, "sim_mbps": r["throughput_mbps"], "model_mbps": model,
                "rel_error": (r["throughput_mbps"] - model) / model, "sim_p": r["p_fail"], "model_p": p}
+        if rts_cts:
+            rows.append(row)
+            continue
         # wifi-model.md §7.3: the ns-3 configuration (its CW reset and retry limit) against ns-3's
         # modified Bianchi model, the closer of its DIFS and EIFS collision variants.
         ns3_cfg = _lasthop.saturation("sat_11a_54_noagg", n, seed, 1.0, seconds)["throughput_mbps"]
@@ -50,7 +56,8 @@ def bianchi(as_json: bool, seconds: float, seed: int) -> None:
         row |= {"ns3_config_sim_mbps": ns3_cfg, "ns3_model_mbps": ref,
                 "ns3_model_rel_error": None if ref is None else (ns3_cfg - ref) / ref}
         rows.append(row)
-    _emit({"rows": rows}, as_json, "Saturation throughput vs Bianchi (DIFS collision time)")
+    access = "RTS/CTS" if rts_cts else "basic access"
+    _emit({"rows": rows}, as_json, f"Saturation throughput vs Bianchi ({access}, DIFS collision time)")
 
 
 @command.command("ns3")
