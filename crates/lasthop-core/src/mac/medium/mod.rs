@@ -524,7 +524,11 @@ impl Medium {
             out.log.stamp_first(m.pkt.id, Stage::AirStart, now);
         }
         // After a CTS the attempt started with its RTS (`transmit_rts`).
-        let after_cts = n.exchange.take().map(|e| n.spare = e.received).is_some();
+        let after_cts = n.exchange.take().map(|e| {
+            debug_assert!(e.rts, "only an RTS exchange precedes a PSDU's transmission");
+            n.spare = e.received;
+        });
+        let after_cts = after_cts.is_some();
         if let Some(r) = out.air.as_deref_mut().filter(|_| !after_cts) {
             let mpdus = r.span(hw.psdu.mpdus.iter().map(|m| (m.pkt.id, m.pkt.dst)));
             let (ac, attempt, access_delay) = (ac as u8, hw.attempts + 1, now - hw.waiting_since);
@@ -683,8 +687,11 @@ impl Medium {
     /// (their PPDUs' rates as node `ni`'s), else nothing.
     fn collision_ifs_extra(&self, ni: u32) -> SimDuration {
         if self.collision_ifs[self.nodes[ni as usize].bss] == CollisionIfs::Eifs {
-            let ex = self.nodes[ni as usize].exchange.as_ref().expect("exchange");
-            crate::phy::timing::estimated_ack_tx_time(&ex.txv) + self.sifs
+            let n = &self.nodes[ni as usize];
+            let ex = n.exchange.as_ref().expect("exchange");
+            // An RTS went at the control rate of its PSDU's.
+            let txv = if ex.rts { crate::phy::airtime::control_response_vector(&ex.txv, &self.bss[n.bss].basic_rates_mbps) } else { ex.txv };
+            crate::phy::timing::estimated_ack_tx_time(&txv) + self.sifs
         } else {
             SimDuration::ZERO
         }

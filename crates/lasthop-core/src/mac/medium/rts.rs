@@ -1,20 +1,24 @@
 //! RTS/CTS (dot11RTSThreshold, `rts_threshold_bytes`; `wifi-model.md` §3.4, §3.6): a node that wins
-//! the medium with a PSDU longer than the threshold first sends an RTS (20 B) at the control rate of
-//! the PSDU's rate; the receiver answers with a CTS (14 B) SIFS later, and the PSDU goes out SIFS after
-//! the CTS. Everyone who hears the sender defers from the RTS on, everyone who hears the receiver from
-//! the CTS on (the NAV of each covers the exchange), which is what protects the PSDU from hidden
-//! terminals (`hidden.rs`).
+//! the medium with a PSDU longer than the threshold (BlockAckReqs excepted) first sends an RTS (20 B)
+//! at the control rate of the PSDU's rate; the receiver answers with a CTS (14 B) SIFS later, and the
+//! PSDU goes out SIFS after the CTS. Everyone who hears the sender defers from the RTS on, everyone who
+//! hears the receiver from the RTS's end (the CTS follows SIFS later; the NAV of each covers the
+//! exchange), which is what protects the PSDU from hidden terminals (`hidden.rs`). The receiver sends
+//! no CTS if it missed the RTS's preamble (below the detection SNR) or its NAV is set (it senses
+//! another exchange): the sender then waits out its CTS timeout, a failed attempt.
 //! ```text
-//! Access ─▶ RTS ──(RTS end)─▶ collided or corrupted: a failed attempt of the PSDU (CTS timeout =
-//!   │                         the ACK timeout), retried with a new RTS and the CW doubled
-//!   │                 └─▶ received (control frames are error-free): RtsData at + SIFS + CTS + SIFS
+//! Access ─▶ RTS ──(RTS end)─▶ collided, corrupted or unanswered: a failed attempt of the PSDU (CTS
+//!   │                         timeout = the ACK timeout), retried with a new RTS and the CW doubled
+//!   │                 └─▶ answered (a CTS is error-free, as an ACK): RtsData at + SIFS + CTS + SIFS
 //!   ▼
 //! RtsData ─▶ the PSDU's PPDU (no new contention), then its ACK/BlockAck as usual
 //! ```
 //! The attempt starts with the RTS: the hooks' `AttemptStart` and its access delay are the RTS's, and
 //! a failed RTS counts as one of the PSDU's tries. Within a TXOP the next PSDUs go without RTS. The
-//! RTS and CTS are not in the transmission log (`tx.parquet` has data PPDUs and BlockAckReqs) nor in
-//! the link's airtime; `rts_sent` counts them per node.
+//! RTS and CTS are not in the transmission log (`tx.parquet` has data PPDUs and BlockAckReqs; an
+//! attempt that failed at its RTS has no row) nor in the link's airtime or failed-PPDU count (so a
+//! saturation run's `p_fail` reads data PPDUs only); `rts_sent` counts RTSs per node, `collisions` and
+//! `ack_timeouts` include the failed ones.
 
 use super::*;
 use crate::phy::airtime::{CTS_LEN, RTS_LEN};
@@ -58,21 +62,53 @@ impl Medium {
         end
     }
 
-    /// Node `ni`'s RTS was received: the CTS comes SIFS later and the PSDU SIFS after it. In one
-    /// collision domain the medium stays busy; with hidden terminals whoever hears the receiver now
-    /// senses the exchange too (the CTS's NAV).
+    /// Node `ni`'s RTS ended without colliding. The receiver answers with a CTS SIFS later, and the PSDU
+    /// goes SIFS after that, unless it did not detect the RTS's preamble or its NAV is set (with hidden
+    /// terminals: it senses another exchange), in which case the sender waits out its CTS timeout. In
+    /// one collision domain the medium stays busy; with hidden terminals whoever hears the receiver now
+    /// senses the exchange too (the CTS's NAV, from the RTS's end).
     pub(super) fn rts_answered<S: Scheduler>(&mut self, now: SimTime, ni: u32, sched: &mut S) {
         let n = &self.nodes[ni as usize];
         let ex = n.exchange.as_ref().expect("RTS exchange");
         let hw = n.hw[ex.ac].as_ref().expect("the PSDU behind the RTS");
         let bss = &self.bss[n.bss];
         let cts = response_duration(&ex.txv, &bss.basic_rates_mbps, bss.timings.band, CTS_LEN);
-        let rx = self.links[hw.psdu.link as usize].rx;
+        let link = &mut self.links[hw.psdu.link as usize];
+        let rx = link.rx;
+        let detected = crate::phy::error::preamble_detected(link.channel.snr_db(ex.start));
+        // The receiver hears the sender, so the sender's own activity is one of those it senses.
+        let receiver = &self.nodes[rx as usize];
+        if !detected || receiver.sensed > 1 || receiver.exchange.is_some() {
+            return self.rts_unanswered(now, ni, cts, sched);
+        }
         sched.schedule(now + self.sifs + cts + self.sifs, WifiEvent::RtsData { node: ni });
         if self.hidden.is_some() {
             self.listen(now, ni, rx);
             self.rearm_access(now, sched);
         }
+    }
+
+    /// No CTS (of `cts` length) came to node `ni`'s RTS: a failed attempt after the CTS timeout (the
+    /// ACK timeout). Those who heard the RTS reset the NAV it set when no frame follows: 2 · SIFS + CTS +
+    /// 2 slots after its end (`wifi-model.md` §3.4, ns-3's NAVTimeout).
+    fn rts_unanswered<S: Scheduler>(&mut self, now: SimTime, ni: u32, cts: SimDuration, sched: &mut S) {
+        let timeout = now + self.ack_timeout;
+        let nav_reset = now + self.sifs * 2 + cts + self.slot * 2;
+        for i in 0..self.nodes.len() {
+            if i != ni as usize && hidden::in_audience(&self.hidden, ni, i) {
+                let r = &mut self.nodes[i].ref_time;
+                *r = hidden::later_ref(&self.hidden, *r, nav_reset);
+            }
+        }
+        let n = &mut self.nodes[ni as usize];
+        n.ref_time = timeout;
+        n.stats.ack_timeouts += 1;
+        let node = n.node;
+        self.record(MediumTrace::PpduEnd { t: now, node, ok: 0, collided: false });
+        self.on_air = false;
+        self.end_activity(ni);
+        sched.schedule(timeout, WifiEvent::ExchangeEnd { node: ni });
+        self.rearm_access(now, sched);
     }
 
     /// Node `ni` got its CTS: its PSDU goes on the air.

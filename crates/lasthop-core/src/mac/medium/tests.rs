@@ -615,3 +615,42 @@ fn rts_cts_protects_data_from_hidden_terminals() {
         assert!(rts_lost > 0, "seed {seed}: the RTSs of hidden nodes still collide");
     }
 }
+
+/// A receiver whose NAV is set sends no CTS (hidden terminals): S → R, while X → Y runs where R hears it
+/// but S does not (S is hidden from X and Y). An RTS from S that ends while R senses X's exchange goes
+/// unanswered, so S's data never meets X's frames at R: no data PPDU of S is lost, though some RTSs
+/// are (unanswered, or overlapping X's).
+#[test]
+fn rts_to_a_receiver_that_senses_another_exchange_goes_unanswered() {
+    // 0 = R, 1 = S, 2 = X, 3 = Y.
+    let (mut unanswered, mut exercised) = (0, 0);
+    for seed in 1..20 {
+        let c = wifi_config("profile = \"ns3\", ampdu = false, rts_threshold_bytes = 0");
+        let p = BssParams::from_config(&c);
+        let tx = TxVector::ht(7, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap();
+        let mut paths: Vec<TxPath> = (0..4).map(|_| p.fifo_path()).collect();
+        p.add_link(&mut paths[1], 0, tx, None);
+        p.add_link(&mut paths[2], 1, tx, None);
+        let nodes = paths.into_iter().enumerate().map(|(i, path)| NodeSpec { node: i as u16, bss: 0, is_ap: i % 2 == 0, name: format!("n{i}"), path }).collect();
+        let links = vec![LinkSpec { tx: 1, rx: 0, txv: tx, channel: ChannelModel::fixed(40.0) }, LinkSpec { tx: 2, rx: 3, txv: tx, channel: ChannelModel::fixed(40.0) }];
+        let mut m = Medium::new(vec![(p, c.collision_ifs)], nodes, links, 4, seed);
+        m.set_hidden(&[(1, 2), (1, 3)]);
+        m.enable_trace();
+        let frames: Vec<(NodeId, NodeId)> = (0..30).flat_map(|_| [(1, 0), (2, 3)]).collect();
+        let trace = run_frames(&mut m, &frames);
+        let mut last_rts = false;
+        for e in &trace {
+            match *e {
+                MediumTrace::Rts { node: 1, .. } => last_rts = true,
+                MediumTrace::PpduStart { node: 1, .. } => last_rts = false,
+                MediumTrace::PpduEnd { node: 1, ok: 0, collided, .. } => {
+                    assert!(last_rts, "seed {seed}: a data PPDU of S was lost (collided {collided}): {trace:?}");
+                    unanswered += u32::from(!collided);
+                }
+                _ => {}
+            }
+        }
+        exercised += 1;
+    }
+    assert!(exercised > 0 && unanswered > 0, "no RTS went unanswered in any seed");
+}
