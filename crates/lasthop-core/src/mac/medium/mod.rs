@@ -523,21 +523,14 @@ impl Medium {
         for m in &hw.psdu.mpdus {
             out.log.stamp_first(m.pkt.id, Stage::AirStart, now);
         }
+        let mpdus = hw.psdu.mpdus.len() as u32;
         // After a CTS the attempt started with its RTS (`transmit_rts`).
         let after_cts = n.exchange.take().map(|e| {
             debug_assert!(e.rts, "only an RTS exchange precedes a PSDU's transmission");
             n.spare = e.received;
         });
         let after_cts = after_cts.is_some();
-        if let Some(r) = out.air.as_deref_mut().filter(|_| !after_cts) {
-            let mpdus = r.span(hw.psdu.mpdus.iter().map(|m| (m.pkt.id, m.pkt.dst)));
-            let (ac, attempt, access_delay) = (ac as u8, hw.attempts + 1, now - hw.waiting_since);
-            r.push(AirEvent::AttemptStart { node: n.node, ac, attempt, access_delay, mpdus });
-        }
-        let mut received = std::mem::take(&mut n.spare);
-        received.clear();
-        received.resize(hw.psdu.mpdus.len(), false);
-        let mpdus = hw.psdu.mpdus.len() as u32;
+        let received = n.begin_attempt(now, ac, out.air.as_deref_mut().filter(|_| !after_cts));
         let end = now + duration;
         n.exchange = Some(Exchange { eidx, ac, txv, start: now, end, received, success: false, rts: false });
         let node = n.node;
@@ -776,6 +769,21 @@ impl Medium {
 }
 
 impl Node {
+    /// An attempt of AC `ac`'s head PSDU starts: announced to the hooks through `air` when given, and
+    /// the buffer its MPDUs' reception is drawn into.
+    fn begin_attempt(&mut self, now: SimTime, ac: usize, air: Option<&mut AirReport>) -> Vec<bool> {
+        let hw = self.hw[ac].as_ref().expect("a PSDU in hardware");
+        if let Some(r) = air {
+            let mpdus = r.span(hw.psdu.mpdus.iter().map(|m| (m.pkt.id, m.pkt.dst)));
+            let (attempt, access_delay) = (hw.attempts + 1, now - hw.waiting_since);
+            r.push(AirEvent::AttemptStart { node: self.node, ac: ac as u8, attempt, access_delay, mpdus });
+        }
+        let mut received = std::mem::take(&mut self.spare);
+        received.clear();
+        received.resize(hw.psdu.mpdus.len(), false);
+        received
+    }
+
     fn exchange_eidx_for_continue(&mut self) -> usize {
         self.continue_eidx.take().expect("TxopContinue follows try_continue_txop")
     }

@@ -46,14 +46,7 @@ impl Medium {
         let hw = n.hw[ac].as_ref().expect("hardware queue loaded");
         let (txv, _) = hw.psdu.chain.get(hw.series).expect("a PSDU in hardware has a series left");
         let duration = response_duration(&txv, &bss.basic_rates_mbps, bss.timings.band, RTS_LEN);
-        if let Some(r) = out.air.as_deref_mut() {
-            let mpdus = r.span(hw.psdu.mpdus.iter().map(|m| (m.pkt.id, m.pkt.dst)));
-            let (ac, attempt, access_delay) = (ac as u8, hw.attempts + 1, now - hw.waiting_since);
-            r.push(AirEvent::AttemptStart { node: n.node, ac, attempt, access_delay, mpdus });
-        }
-        let mut received = std::mem::take(&mut n.spare);
-        received.clear();
-        received.resize(hw.psdu.mpdus.len(), false);
+        let received = n.begin_attempt(now, ac, out.air.as_deref_mut());
         let end = now + duration;
         n.exchange = Some(Exchange { eidx, ac, txv, start: now, end, received, success: false, rts: true });
         n.stats.rts_sent += 1;
