@@ -4,7 +4,7 @@
 //! [`TxPath::complete`](crate::mac::txpath::TransmitPath::complete).
 
 use crate::packet::NodeId;
-use crate::time::SimDuration;
+use crate::time::{SimDuration, SimTime};
 
 /// One transmit event of a node. The MPDUs it concerns are [`AirReport::mpdus`] of it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,5 +81,22 @@ pub(super) fn report_air_complete(tx: &mut Option<&mut AirReport>, node: NodeId,
     if let Some(r) = tx.as_deref_mut() {
         let mpdus = r.span(psdu.mpdus.iter().map(|m| (m.pkt.id, m.pkt.dst)));
         r.push(AirEvent::Complete { node, ac: ac as u8, success: st.success, attempts: st.attempts, acked, mpdus });
+    }
+}
+
+impl super::Node {
+    /// An attempt of AC `ac`'s head PSDU starts: announced to the hooks through `air` when given, and
+    /// the buffer its MPDUs' reception is drawn into.
+    pub(super) fn begin_attempt(&mut self, now: SimTime, ac: usize, air: Option<&mut AirReport>) -> Vec<bool> {
+        let hw = self.hw[ac].as_ref().expect("a PSDU in hardware");
+        if let Some(r) = air {
+            let mpdus = r.span(hw.psdu.mpdus.iter().map(|m| (m.pkt.id, m.pkt.dst)));
+            let (attempt, access_delay) = (hw.attempts + 1, now - hw.waiting_since);
+            r.push(AirEvent::AttemptStart { node: self.node, ac: ac as u8, attempt, access_delay, mpdus });
+        }
+        let mut received = std::mem::take(&mut self.spare);
+        received.clear();
+        received.resize(hw.psdu.mpdus.len(), false);
+        received
     }
 }

@@ -769,21 +769,6 @@ impl Medium {
 }
 
 impl Node {
-    /// An attempt of AC `ac`'s head PSDU starts: announced to the hooks through `air` when given, and
-    /// the buffer its MPDUs' reception is drawn into.
-    fn begin_attempt(&mut self, now: SimTime, ac: usize, air: Option<&mut AirReport>) -> Vec<bool> {
-        let hw = self.hw[ac].as_ref().expect("a PSDU in hardware");
-        if let Some(r) = air {
-            let mpdus = r.span(hw.psdu.mpdus.iter().map(|m| (m.pkt.id, m.pkt.dst)));
-            let (attempt, access_delay) = (hw.attempts + 1, now - hw.waiting_since);
-            r.push(AirEvent::AttemptStart { node: self.node, ac: ac as u8, attempt, access_delay, mpdus });
-        }
-        let mut received = std::mem::take(&mut self.spare);
-        received.clear();
-        received.resize(hw.psdu.mpdus.len(), false);
-        received
-    }
-
     fn exchange_eidx_for_continue(&mut self) -> usize {
         self.continue_eidx.take().expect("TxopContinue follows try_continue_txop")
     }
