@@ -335,8 +335,11 @@ impl Medium {
             WifiEvent::ExchangeEnd { node } => self.on_exchange_end(now, node, sched, out),
             WifiEvent::TxopContinue { node } => {
                 let eidx = self.nodes[node as usize].exchange_eidx_for_continue();
-                let end = self.transmit(now, node, eidx, out).expect("a continued TXOP has its PSDU in hardware");
-                self.on_air_alone(now, node, end, sched);
+                match self.transmit(now, node, eidx, out) {
+                    Some(end) => self.on_air_alone(now, node, end, sched),
+                    // Its PSDU went back at its hardware deadline in the SIFS gap: the TXOP ends here.
+                    None => self.txop_abandoned(now, node, eidx, sched),
+                }
             }
             WifiEvent::AirEnd { node } => self.on_air_end(now, node, sched, out),
             WifiEvent::RtsData { node } => self.after_cts(now, node, sched, out),

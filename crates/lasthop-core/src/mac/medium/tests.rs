@@ -654,3 +654,45 @@ fn rts_to_a_receiver_that_senses_another_exchange_goes_unanswered() {
     }
     assert!(exercised > 0 && unanswered > 0, "no RTS went unanswered in any seed");
 }
+
+/// A PSDU loaded to continue a TXOP whose hardware deadline falls in the SIFS gap before it would go
+/// out is handed back at its deadline (no attempt starts at or after it), and the TXOP ends there
+/// (it panicked before). (No configuration sets so short a deadline today, as the time limit counts from
+/// the PSDU's arrival at the head, SIFS before at the earliest; the deadline is set by hand.)
+#[test]
+fn a_txop_continuation_whose_psdu_expires_in_the_sifs_gap_ends_the_txop() {
+    // A Linux-path AP with a (long) hardware time limit, so the medium keeps deadline timers.
+    let c = wifi_config("profile = \"linux\", ampdu = false, ap_path = { type = \"linux\", hw_time_limit_us = 100000 }");
+    let p = BssParams::from_config(&c);
+    let tx = TxVector::ht(7, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap();
+    let mut ap = p.ap_path(&c, &mut Rng::derive(1, "fq"));
+    p.add_link(&mut ap, 0, tx, None);
+    let sta = p.fifo_path();
+    let nodes = vec![NodeSpec { node: 0, bss: 0, is_ap: true, name: "ap".into(), path: ap }, NodeSpec { node: 1, bss: 0, is_ap: false, name: "sta".into(), path: sta }];
+    let links = vec![LinkSpec { tx: 0, rx: 1, txv: tx, channel: ChannelModel::fixed(40.0) }];
+    let mut m = Medium::new(vec![(p, c.collision_ifs)], nodes, links, 2, 1);
+    let mut q = Q(EventQueue::new());
+    let mut log = PacketLog::new(false);
+    let (mut d, mut x) = (Vec::new(), Vec::new());
+    let mut out = Outputs { log: &mut log, delivered: &mut d, dropped: &mut x, air: None };
+    for i in 0..3 {
+        m.enqueue(SimTime::ZERO, 0, 1, pkt_dscp(i, 0, 1, 40), &mut q, &mut out);
+    }
+    // Until the AP has loaded the PSDU that continues its VI TXOP.
+    let mut expired = false;
+    while let Some((now, ev)) = q.0.pop() {
+        let mut out = Outputs { log: &mut log, delivered: &mut d, dropped: &mut x, air: None };
+        m.handle(now, ev, &mut q, &mut out);
+        if !expired && m.nodes[0].continue_eidx.is_some() {
+            let hw = m.nodes[0].hw[1].as_mut().expect("the continuation's PSDU in hardware");
+            hw.psdu.hw_deadline = Some(now + SimDuration::from_us(8));
+            m.service_shared_hw(now, &mut q, &mut out);
+            expired = true;
+        }
+    }
+    assert!(expired, "no TXOP continuation");
+    assert_eq!(m.nodes[0].stats.hw_time_limit_returns, 1);
+    // Without a BlockAck session ath9k drops a frame its time limit returned; the others go through.
+    assert_eq!(x.iter().map(|p| (p.0.id, p.1)).collect::<Vec<_>>(), vec![(1, crate::stats::DropReason::Deadline)]);
+    assert_eq!(d.len(), 2);
+}

@@ -40,4 +40,13 @@ impl Medium {
             n.edcaf[eidx].request(now, false, None, self.slot, &mut n.rng);
         }
     }
+
+    /// Node `ni`'s TXOP ends before the PSDU it was to continue with (that PSDU went back at its
+    /// hardware deadline), as after a last successful exchange.
+    pub(super) fn txop_abandoned<S: Scheduler>(&mut self, now: SimTime, ni: u32, eidx: usize, sched: &mut S) {
+        self.on_air = false;
+        self.end_activity(ni);
+        self.end_txop(now, ni, eidx, true);
+        self.rearm_access(now, sched);
+    }
 }
