@@ -139,11 +139,10 @@ impl Medium {
         }
     }
 
-    /// Node `ni`'s exchange ended at `at` with its response: it and its audience count their IFS from
-    /// then, unless they already must wait longer.
-    pub(super) fn audience_resumes(&mut self, ni: u32, at: SimTime) {
+    /// Node `ni`'s audience counts its IFS from `at` at the earliest (unless it already must wait longer).
+    pub(super) fn audience_waits_until(&mut self, ni: u32, at: SimTime) {
         let h = self.hidden.as_ref().expect("hidden terminals");
-        for &i in h.audience[ni as usize].iter().chain(std::iter::once(&ni)) {
+        for &i in &h.audience[ni as usize] {
             let r = &mut self.nodes[i as usize].ref_time;
             *r = (*r).max(at);
         }
@@ -171,11 +170,7 @@ impl Medium {
             return;
         }
         let extra = self.collision_ifs_extra(ni);
-        for i in 0..self.nodes.len() {
-            if in_audience(&self.hidden, ni, i) {
-                self.nodes[i].ref_time = self.nodes[i].ref_time.max(now + extra);
-            }
-        }
+        self.audience_waits_until(ni, now + extra);
         self.fail_collided(now, ni, sched);
         self.end_activity(ni);
         self.rearm_access(now, sched);

@@ -754,7 +754,10 @@ impl Medium {
         self.nodes[ni as usize].spare = ex.received;
         if success {
             if self.hidden.is_some() {
-                self.audience_resumes(ni, now);
+                // The exchange ended with its response: the sender and its audience count from now.
+                self.audience_waits_until(ni, now);
+                let r = &mut self.nodes[ni as usize].ref_time;
+                *r = (*r).max(now);
             } else {
                 for n in self.nodes.iter_mut() {
                     n.ref_time = now;

@@ -327,15 +327,22 @@ fn the_winning_node_s_other_acs_freeze_their_countdown() {
 /// Nodes 0..n on one BSS (ns-3 profile, no aggregation, HT MCS 7), sending on `links` (tx, rx) at 40 dB,
 /// with `hidden` pairs; returns the medium with its trace on.
 fn hidden_bss(n: u16, links: &[(u16, u16)], hidden: &[(NodeId, NodeId)], seed: u64) -> Medium {
-    let c = wifi_config("profile = \"ns3\", ampdu = false");
+    let links: Vec<(u16, u16, f64)> = links.iter().map(|&(a, b)| (a, b, 40.0)).collect();
+    fifo_bss("", &[0], n, &links, hidden, seed)
+}
+
+/// Nodes 0..n (`aps` among them) on one BSS (ns-3 profile, no aggregation, `extra` config), sending at
+/// HT MCS 7 on `links` (tx, rx, SNR dB), with `hidden` pairs; returns the medium with its trace on.
+fn fifo_bss(extra: &str, aps: &[u16], n: u16, links: &[(u16, u16, f64)], hidden: &[(NodeId, NodeId)], seed: u64) -> Medium {
+    let c = wifi_config(&format!("profile = \"ns3\", ampdu = false{extra}"));
     let p = BssParams::from_config(&c);
     let tx = TxVector::ht(7, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap();
     let mut paths: Vec<TxPath> = (0..n).map(|_| p.fifo_path()).collect();
-    for (li, &(a, _)) in links.iter().enumerate() {
+    for (li, &(a, _, _)) in links.iter().enumerate() {
         p.add_link(&mut paths[a as usize], li as u32, tx, None);
     }
-    let nodes = paths.into_iter().enumerate().map(|(i, path)| NodeSpec { node: i as u16, bss: 0, is_ap: i == 0, name: format!("n{i}"), path }).collect();
-    let links = links.iter().map(|&(a, b)| LinkSpec { tx: a, rx: b, txv: tx, channel: ChannelModel::fixed(40.0) }).collect();
+    let nodes = paths.into_iter().enumerate().map(|(i, path)| NodeSpec { node: i as u16, bss: 0, is_ap: aps.contains(&(i as u16)), name: format!("n{i}"), path }).collect();
+    let links = links.iter().map(|&(a, b, snr)| LinkSpec { tx: a, rx: b, txv: tx, channel: ChannelModel::fixed(snr) }).collect();
     let mut m = Medium::new(vec![(p, c.collision_ifs)], nodes, links, n as usize, seed);
     m.set_hidden(hidden);
     m.enable_trace();
@@ -441,20 +448,7 @@ fn hidden_listener_of_the_receiver_resumes_after_a_failed_ppdu_of_the_txop() {
     let mut found = 0;
     for snr10 in (180..320).step_by(5) {
         for seed in 1..30 {
-            let c = wifi_config("profile = \"ns3\", ampdu = false");
-            let p = BssParams::from_config(&c);
-            let tx = TxVector::ht(7, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap();
-            let mut paths: Vec<TxPath> = (0..3).map(|_| p.fifo_path()).collect();
-            p.add_link(&mut paths[0], 0, tx, None);
-            p.add_link(&mut paths[2], 1, tx, None);
-            let nodes = paths.into_iter().enumerate().map(|(i, path)| NodeSpec { node: i as u16, bss: 0, is_ap: i == 1, name: format!("n{i}"), path }).collect();
-            let links = vec![
-                LinkSpec { tx: 0, rx: 1, txv: tx, channel: ChannelModel::fixed(snr10 as f64 / 10.0) },
-                LinkSpec { tx: 2, rx: 1, txv: tx, channel: ChannelModel::fixed(40.0) },
-            ];
-            let mut m = Medium::new(vec![(p, c.collision_ifs)], nodes, links, 3, seed);
-            m.set_hidden(&[(0, 2)]);
-            m.enable_trace();
+            let mut m = fifo_bss("", &[1], 3, &[(0, 1, snr10 as f64 / 10.0), (2, 1, 40.0)], &[(0, 2)], seed);
             let mut q = Q(EventQueue::new());
             let mut log = PacketLog::new(false);
             let (mut d, mut x) = (Vec::new(), Vec::new());
@@ -549,15 +543,8 @@ fn same_slot_colliders_keep_their_ack_timeouts_with_hidden_pairs_elsewhere() {
 #[test]
 fn rts_cts_precedes_a_psdu_over_the_threshold() {
     for (threshold, rts) in [("rts_threshold_bytes = 1000", true), ("rts_threshold_bytes = 2000", false), ("", false)] {
-        let c = wifi_config(&format!("profile = \"ns3\", ampdu = false{}", if threshold.is_empty() { String::new() } else { format!(", {threshold}") }));
-        let p = BssParams::from_config(&c);
-        let tx = TxVector::ht(7, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap();
-        let (ap, mut sta) = (p.fifo_path(), p.fifo_path());
-        p.add_link(&mut sta, 0, tx, None);
-        let nodes = vec![NodeSpec { node: 0, bss: 0, is_ap: true, name: "ap".into(), path: ap }, NodeSpec { node: 1, bss: 0, is_ap: false, name: "sta".into(), path: sta }];
-        let links = vec![LinkSpec { tx: 1, rx: 0, txv: tx, channel: ChannelModel::fixed(40.0) }];
-        let mut m = Medium::new(vec![(p, c.collision_ifs)], nodes, links, 2, 1);
-        m.enable_trace();
+        let extra = if threshold.is_empty() { String::new() } else { format!(", {threshold}") };
+        let mut m = fifo_bss(&extra, &[0], 2, &[(1, 0, 40.0)], &[], 1);
         let trace = run_frames(&mut m, &[(1, 0)]);
         match (rts, &trace[..]) {
             (true, [MediumTrace::Rts { t: t0, duration, .. }, MediumTrace::PpduStart { t, .. }, MediumTrace::PpduEnd { ok: 1, .. }]) => {
@@ -578,17 +565,7 @@ fn rts_cts_precedes_a_psdu_over_the_threshold() {
 #[test]
 fn rts_cts_protects_data_from_hidden_terminals() {
     let run = |rts: bool, seed: u64| {
-        let c = wifi_config(&format!("profile = \"ns3\", ampdu = false{}", if rts { ", rts_threshold_bytes = 0" } else { "" }));
-        let p = BssParams::from_config(&c);
-        let tx = TxVector::ht(7, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap();
-        let mut paths: Vec<TxPath> = (0..3).map(|_| p.fifo_path()).collect();
-        p.add_link(&mut paths[1], 0, tx, None);
-        p.add_link(&mut paths[2], 1, tx, None);
-        let nodes = paths.into_iter().enumerate().map(|(i, path)| NodeSpec { node: i as u16, bss: 0, is_ap: i == 0, name: format!("n{i}"), path }).collect();
-        let links = vec![LinkSpec { tx: 1, rx: 0, txv: tx, channel: ChannelModel::fixed(40.0) }, LinkSpec { tx: 2, rx: 0, txv: tx, channel: ChannelModel::fixed(40.0) }];
-        let mut m = Medium::new(vec![(p, c.collision_ifs)], nodes, links, 3, seed);
-        m.set_hidden(&[(1, 2)]);
-        m.enable_trace();
+        let mut m = fifo_bss(if rts { ", rts_threshold_bytes = 0" } else { "" }, &[0], 3, &[(1, 0, 40.0), (2, 0, 40.0)], &[(1, 2)], seed);
         let frames: Vec<(NodeId, NodeId)> = (0..40).flat_map(|_| [(1, 0), (2, 0)]).collect();
         let trace = run_frames(&mut m, &frames);
         // Per node, whether its last start was an RTS: a collided end is then the RTS's.
@@ -625,17 +602,7 @@ fn rts_to_a_receiver_that_senses_another_exchange_goes_unanswered() {
     // 0 = R, 1 = S, 2 = X, 3 = Y.
     let (mut unanswered, mut exercised) = (0, 0);
     for seed in 1..20 {
-        let c = wifi_config("profile = \"ns3\", ampdu = false, rts_threshold_bytes = 0");
-        let p = BssParams::from_config(&c);
-        let tx = TxVector::ht(7, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap();
-        let mut paths: Vec<TxPath> = (0..4).map(|_| p.fifo_path()).collect();
-        p.add_link(&mut paths[1], 0, tx, None);
-        p.add_link(&mut paths[2], 1, tx, None);
-        let nodes = paths.into_iter().enumerate().map(|(i, path)| NodeSpec { node: i as u16, bss: 0, is_ap: i % 2 == 0, name: format!("n{i}"), path }).collect();
-        let links = vec![LinkSpec { tx: 1, rx: 0, txv: tx, channel: ChannelModel::fixed(40.0) }, LinkSpec { tx: 2, rx: 3, txv: tx, channel: ChannelModel::fixed(40.0) }];
-        let mut m = Medium::new(vec![(p, c.collision_ifs)], nodes, links, 4, seed);
-        m.set_hidden(&[(1, 2), (1, 3)]);
-        m.enable_trace();
+        let mut m = fifo_bss(", rts_threshold_bytes = 0", &[0, 2], 4, &[(1, 0, 40.0), (2, 3, 40.0)], &[(1, 2), (1, 3)], seed);
         let frames: Vec<(NodeId, NodeId)> = (0..30).flat_map(|_| [(1, 0), (2, 3)]).collect();
         let trace = run_frames(&mut m, &frames);
         let mut last_rts = false;
