@@ -43,6 +43,12 @@
 //! (the *stable set*: `t_k_from = "hw_enqueue"`, `increase = "per_interval"`, `delta = 0.02`,
 //! `decrease_hold = 10`, `decrease_floor = 0.5`; why each is needed is in FIDELITY.md's QAir section,
 //! with which of the spec's §10 properties hold with and without them).
+//!
+//! The Delay Monitor samples only delivered PSDUs (spec §3.1), so losses reach the controller only as
+//! longer t_k: with hidden terminals (`hidden_nodes`, `mac/medium/hidden.rs`) a node whose frames
+//! mostly collide is regulated below its share (QP10, the paper's "false trigger"), and one whose
+//! frames all collide is not seen at all. RTS/CTS (`rts_threshold_bytes`) is the remedy the paper
+//! names; here it is a fixed threshold, not switched on by the loss rate as the paper suggests.
 
 pub mod control;
 pub mod gate;
