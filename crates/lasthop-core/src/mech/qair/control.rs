@@ -27,7 +27,17 @@ pub struct Control {
     decrease_floor: f64,
     /// Updates above target still to pass before the next decrease.
     hold: u32,
+    /// In the first descent of [`super::FirstDescent::FromDelivered`]: `Some(cut yet)`.
+    first_descent: Option<bool>,
+    /// The node's delivered PSDUs/s, averaged over updates as T̂ is (`None` before the first update).
+    delivered: Option<f64>,
+    /// Updates in a row below target.
+    below: u32,
 }
+
+/// Updates in a row below target that end a first descent with no cut yet: the node is past its start
+/// (a later overload is cut as usual, from R).
+const FIRST_DESCENT_ENDS_BELOW: u32 = 10;
 
 impl Control {
     /// A controller starting at R_0 (`r_0`, by default R_max, [LH]) at time `start`.
@@ -49,6 +59,9 @@ impl Control {
             decrease_hold: p.decrease_hold,
             decrease_floor: p.decrease_floor,
             hold: 0,
+            first_descent: (p.first_descent == super::FirstDescent::FromDelivered).then_some(false),
+            delivered: None,
+            below: 0,
         }
     }
 
@@ -85,13 +98,27 @@ impl Control {
         };
         self.t_hat_us = Some(t_hat);
         let since = now.saturating_since(self.last_update);
+        let delivered = self.n as f64 / since.as_secs_f64().max(1e-9);
+        self.delivered = Some(self.delivered.map_or(delivered, |old| self.alpha * old + (1.0 - self.alpha) * delivered));
         self.last_update = now;
         self.sum_us = 0.0;
         self.n = 0;
         self.updates += 1;
+        if t_hat >= self.t_target_us {
+            self.below = 0;
+        }
         if t_hat < self.t_target_us {
             self.r = (self.r + self.increase_step(since)).min(self.r_max);
             self.hold = 0;
+            self.below = self.below.saturating_add(1);
+            if self.first_descent == Some(true) || self.below >= FIRST_DESCENT_ENDS_BELOW {
+                self.first_descent = None;
+            }
+        } else if let Some(cut) = self.first_descent.as_mut() {
+            // Cut from what the node delivers (an R far above it binds nothing), not held.
+            *cut = true;
+            let from = self.r.min(self.delivered.unwrap_or(self.r));
+            self.r = (from * (self.t_target_us / t_hat).max(self.decrease_floor)).max(self.r_min);
         } else if self.hold > 0 {
             self.hold -= 1;
         } else {

@@ -38,11 +38,12 @@
 //! node had a PSDU in hardware (`hw_busy_ms`, for QP3's equilibrium level).
 //!
 //! Algorithm 1 as printed does not converge in our model: the saturated nodes split the channel
-//! unfairly (QP1/QP2). Four departures, each a parameter that is off by default, make the split fair
-//! (QP2; QP1 holds in part)
+//! unfairly (QP1/QP2). Departures, each a parameter that is off by default, make the nodes converge to
+//! one fair R_tc (QP1's convergence and QP2; not QP1's T̂ band)
 //! (the *stable set*: `t_k_from = "hw_enqueue"`, `increase = "per_interval"`, `delta = 0.02`,
-//! `decrease_hold = 10`, `decrease_floor = 0.5`; why each is needed is in FIDELITY.md's QAir section,
-//! with which of the spec's §10 properties hold with and without them).
+//! `alpha = 0.5`, `decrease_hold = 5`, `decrease_floor = 0.8`, `first_descent = "from_delivered"`; why
+//! each is needed is in FIDELITY.md's QAir section, with which of the spec's §10 properties hold with
+//! and without them).
 //!
 //! The Delay Monitor samples only delivered PSDUs (spec §3.1), so losses reach the controller only as
 //! longer t_k: with hidden terminals (`hidden_nodes`, `mac/medium/hidden.rs`) a node whose frames
@@ -56,7 +57,7 @@ pub mod monitor;
 mod params;
 pub mod regulator;
 
-pub use params::{Increase, QairParams, TkFrom, TokenUnit};
+pub use params::{FirstDescent, Increase, QairParams, TkFrom, TokenUnit};
 
 #[cfg(test)]
 mod tests;

@@ -89,6 +89,24 @@ pub struct QairParams {
     /// alone then climbs from it at the additive increase).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub r_0: Option<f64>,
+    /// How a node comes down from R_0 the first time (spec §4.1 leaves it to Algorithm 1):
+    /// `"as_later"` (every decrease is alike) or `"from_delivered"` (until T̂ is first below target after
+    /// a decrease, each decrease starts from the lower of R and the node's delivered rate, PSDUs/s per
+    /// update averaged with α_Q as T̂ is, and is not held, so nodes started together at R_max come down
+    /// at once and from their shares, not from R_max). Default `"as_later"`.
+    #[serde(skip_serializing_if = "is_default")]
+    pub first_descent: FirstDescent,
+}
+
+/// How a QAir node first comes down from R_0 ([`QairParams::first_descent`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FirstDescent {
+    /// Like every later decrease (Algorithm 1).
+    #[default]
+    AsLater,
+    /// From the lower of R and the delivered rate, not held, until T̂ is first below target after a cut.
+    FromDelivered,
 }
 
 /// What one QAir token pays for ([`QairParams::token_unit`]).
@@ -139,7 +157,7 @@ pub const TAG_DSCP_MIN: u8 = 40;
 
 impl Default for QairParams {
     fn default() -> Self {
-        QairParams { t_target_ms: 12.0, n_star: None, alpha: 0.9, check_interval_ms: 2.5, delta: 2.0, r_min: 5.0, r_max: 8667.0, depth: 2.0, enabled: true, release_point: ReleasePoint::Formation, explicit_tags: true, tagged_flows: Vec::new(), t_k_from: TkFrom::Head, increase: Increase::PerUpdate, decrease_hold: 0, decrease_floor: 0.0, token_unit: TokenUnit::Psdu, r_0: None }
+        QairParams { t_target_ms: 12.0, n_star: None, alpha: 0.9, check_interval_ms: 2.5, delta: 2.0, r_min: 5.0, r_max: 8667.0, depth: 2.0, enabled: true, release_point: ReleasePoint::Formation, explicit_tags: true, tagged_flows: Vec::new(), t_k_from: TkFrom::Head, increase: Increase::PerUpdate, decrease_hold: 0, decrease_floor: 0.0, token_unit: TokenUnit::Psdu, r_0: None, first_descent: FirstDescent::AsLater }
     }
 }
 

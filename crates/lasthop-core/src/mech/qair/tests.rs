@@ -14,7 +14,7 @@ fn dur_ms(x: f64) -> SimDuration {
 }
 
 fn params() -> QairParams {
-    QairParams { t_target_ms: 12.0, n_star: None, alpha: 0.9, check_interval_ms: 2.5, delta: 2.0, r_min: 5.0, r_max: 100.0, depth: 2.0, explicit_tags: true, tagged_flows: Vec::new(), enabled: true, release_point: crate::mac::txpath::gate::ReleasePoint::Formation, t_k_from: super::TkFrom::Head, increase: super::Increase::PerUpdate, decrease_hold: 0, decrease_floor: 0.0, token_unit: super::TokenUnit::Psdu, r_0: None }
+    QairParams { t_target_ms: 12.0, n_star: None, alpha: 0.9, check_interval_ms: 2.5, delta: 2.0, r_min: 5.0, r_max: 100.0, depth: 2.0, explicit_tags: true, tagged_flows: Vec::new(), enabled: true, release_point: crate::mac::txpath::gate::ReleasePoint::Formation, t_k_from: super::TkFrom::Head, increase: super::Increase::PerUpdate, decrease_hold: 0, decrease_floor: 0.0, token_unit: super::TokenUnit::Psdu, r_0: None, first_descent: super::FirstDescent::AsLater }
 }
 
 /// Feeds a controller one sample 3 ms after the last (each an update: over the 2.5-ms interval); the
@@ -105,6 +105,38 @@ fn decrease_hold_and_floor_by_hand() {
         t += 3.0;
         assert_eq!(lit.on_frame_success(ms(t), dur_ms(t_k)), Some(r), "Algorithm 1: every update above target decreases");
     }
+}
+
+/// `first_descent = "from_delivered"`: until T̂ is below target after a cut, a decrease starts from the
+/// lower of R and the delivered rate (one PSDU per 3-ms update: 333.3 PSDUs/s) and is not held; ten
+/// updates in a row below target with no cut end it as well, and later decreases start from R.
+#[test]
+fn first_descent_from_the_delivered_rate_by_hand() {
+    let p = QairParams { alpha: 0.0, r_max: 1000.0, decrease_hold: 2, decrease_floor: 0.5, first_descent: super::FirstDescent::FromDelivered, ..params() };
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+    let mut c = Control::new(&p, SimTime::ZERO);
+    let mut step = stepper();
+    let r = step(&mut c, 16.0);
+    assert!(close(r, 1000.0 / 3.0 * 0.75), "from 333.3 delivered, not R = 1000: {r}");
+    let r = step(&mut c, 16.0);
+    assert!(close(r, 1000.0 / 3.0 * 0.75 * 0.75), "again, not held: {r}");
+    let r = step(&mut c, 6.0);
+    assert!(close(r, 187.5 + 2.0), "below target: +δ, and the first descent ends: {r}");
+    let r = step(&mut c, 16.0);
+    assert!(close(r, 189.5 * 0.75), "from R now: {r}");
+    assert!(close(step(&mut c, 16.0), 189.5 * 0.75), "and held");
+    for below in [9, 10] {
+        let mut c = Control::new(&p, SimTime::ZERO);
+        let mut step = stepper();
+        for _ in 0..below {
+            assert_eq!(step(&mut c, 6.0), 1000.0);
+        }
+        let r = step(&mut c, 24.0);
+        let want = if below == 10 { 500.0 } else { 1000.0 / 3.0 * 0.5 };
+        assert!(close(r, want), "after {below} updates below target: {r}, want {want}");
+    }
+    let mut lit = Control::new(&QairParams { first_descent: super::FirstDescent::AsLater, ..p }, SimTime::ZERO);
+    assert_eq!(stepper()(&mut lit, 16.0), 750.0, "as_later: from R");
 }
 
 /// `t_k_from = "hw_enqueue"`: the sample starts when the frame entered the hardware queue, so a frame
@@ -214,7 +246,7 @@ fn params_are_checked() {
     // Parameters at their defaults stay out of the resolved scenario (scenarios written before they
     // existed resolve as they did).
     let v = serde_json::to_value(QairParams::default()).unwrap();
-    for k in ["n_star", "explicit_tags", "tagged_flows", "t_k_from", "increase", "decrease_hold", "decrease_floor", "token_unit", "r_0"] {
+    for k in ["n_star", "explicit_tags", "tagged_flows", "t_k_from", "increase", "decrease_hold", "decrease_floor", "token_unit", "r_0", "first_descent"] {
         assert!(v.get(k).is_none(), "{k} in {v}");
     }
     assert_eq!(Control::new(&QairParams { r_0: Some(100.0), ..QairParams::default() }, SimTime::ZERO).rate(), 100.0);
