@@ -29,14 +29,17 @@ pub struct Control {
     hold: u32,
     /// In the first descent of [`super::FirstDescent::FromDelivered`]: `Some(cut yet)`.
     first_descent: Option<bool>,
-    /// The node's delivered PSDUs/s, averaged over updates as T̂ is (`None` before the first update).
-    delivered: Option<f64>,
-    /// Updates in a row below target.
+    /// Tokens (PSDUs, or MPDUs) delivered in the current interval.
+    tokens: f64,
+    /// In a first descent: the first update, and the tokens delivered since it (the delivered rate is
+    /// their ratio: the first interval, which may span an idle start, is left out).
+    delivered_since: Option<(SimTime, f64)>,
+    /// Updates below target in a first descent with no cut yet.
     below: u32,
 }
 
-/// Updates in a row below target that end a first descent with no cut yet: the node is past its start
-/// (a later overload is cut as usual, from R).
+/// Updates below target that end a first descent with no cut yet: the node is past its start (a later
+/// overload is cut as usual, from R).
 const FIRST_DESCENT_ENDS_BELOW: u32 = 10;
 
 impl Control {
@@ -60,7 +63,8 @@ impl Control {
             decrease_floor: p.decrease_floor,
             hold: 0,
             first_descent: (p.first_descent == super::FirstDescent::FromDelivered).then_some(false),
-            delivered: None,
+            tokens: 0.0,
+            delivered_since: None,
             below: 0,
         }
     }
@@ -86,8 +90,14 @@ impl Control {
     /// A successful frame with delay `t_k` completed at `now`. Returns the new rate if this completion
     /// ended a check interval (the caller refills its bucket at the old rate first).
     pub fn on_frame_success(&mut self, now: SimTime, t_k: SimDuration) -> Option<f64> {
+        self.on_frame_delivered(now, t_k, 1.0)
+    }
+
+    /// [`Self::on_frame_success`] for a frame worth `tokens` tokens (its MPDUs with MPDU tokens).
+    pub fn on_frame_delivered(&mut self, now: SimTime, t_k: SimDuration, tokens: f64) -> Option<f64> {
         self.sum_us += t_k.as_us_f64();
         self.n += 1;
+        self.tokens += tokens;
         if now.saturating_since(self.last_update) <= self.check_interval {
             return None;
         }
@@ -98,15 +108,14 @@ impl Control {
         };
         self.t_hat_us = Some(t_hat);
         let since = now.saturating_since(self.last_update);
-        let delivered = self.n as f64 / since.as_secs_f64().max(1e-9);
-        self.delivered = Some(self.delivered.map_or(delivered, |old| self.alpha * old + (1.0 - self.alpha) * delivered));
+        if self.first_descent.is_some() {
+            self.delivered_since = Some(self.delivered_since.map_or((now, 0.0), |(from, n)| (from, n + self.tokens)));
+        }
+        self.tokens = 0.0;
         self.last_update = now;
         self.sum_us = 0.0;
         self.n = 0;
         self.updates += 1;
-        if t_hat >= self.t_target_us {
-            self.below = 0;
-        }
         if t_hat < self.t_target_us {
             self.r = (self.r + self.increase_step(since)).min(self.r_max);
             self.hold = 0;
@@ -117,7 +126,8 @@ impl Control {
         } else if let Some(cut) = self.first_descent.as_mut() {
             // Cut from what the node delivers (an R far above it binds nothing), not held.
             *cut = true;
-            let from = self.r.min(self.delivered.unwrap_or(self.r));
+            let delivered = self.delivered_since.and_then(|(from, n)| (now > from).then(|| n / now.saturating_since(from).as_secs_f64()));
+            let from = self.r.min(delivered.unwrap_or(self.r));
             self.r = (from * (self.t_target_us / t_hat).max(self.decrease_floor)).max(self.r_min);
         } else if self.hold > 0 {
             self.hold -= 1;

@@ -41,6 +41,9 @@ pub struct QairGate {
     hw_busy_ns: u64,
     /// The latest event the gate saw (a queue still busy at the end counts up to it).
     last_event: SimTime,
+    /// With MPDU tokens: per AC, the MPDUs of each PSDU in the hardware queue, oldest first (what a
+    /// completion delivers, in tokens).
+    mpdus_in_hw: [std::collections::VecDeque<u32>; 4],
 }
 
 impl QairGate {
@@ -60,7 +63,7 @@ impl QairGate {
     }
 
     pub fn new(p: &QairParams) -> Self {
-        QairGate { derived: None, enabled: p.enabled, release_point: p.release_point, explicit_tags: p.explicit_tags, t_k_from_enqueue: p.t_k_from == super::TkFrom::HwEnqueue, token_unit: p.token_unit, tagged_flows: Vec::new(), control: Control::new(p, SimTime::ZERO), bucket: TokenBucket::new(p.depth, SimTime::ZERO), monitor: DelayMonitor::default(), released: 0, refusals: 0, samples: 0, max_inference_error_ns: 0, in_hw: 0, busy_since: SimTime::ZERO, hw_busy_ns: 0, last_event: SimTime::ZERO }
+        QairGate { derived: None, enabled: p.enabled, release_point: p.release_point, explicit_tags: p.explicit_tags, t_k_from_enqueue: p.t_k_from == super::TkFrom::HwEnqueue, token_unit: p.token_unit, tagged_flows: Vec::new(), control: Control::new(p, SimTime::ZERO), bucket: TokenBucket::new(p.depth, SimTime::ZERO), monitor: DelayMonitor::default(), released: 0, refusals: 0, samples: 0, max_inference_error_ns: 0, in_hw: 0, busy_since: SimTime::ZERO, hw_busy_ns: 0, last_event: SimTime::ZERO, mpdus_in_hw: Default::default() }
     }
 }
 
@@ -97,6 +100,9 @@ impl ReleaseGate for QairGate {
                 super::TokenUnit::Mpdu => mpdus.max(1) as f64,
             });
         }
+        if self.token_unit == super::TokenUnit::Mpdu {
+            self.mpdus_in_hw[ac].push_back(mpdus.max(1));
+        }
         self.monitor.on_enqueue(now, ac);
         self.released += 1;
         self.last_event = now;
@@ -115,12 +121,16 @@ impl ReleaseGate for QairGate {
         }
         // The driver sees the completion t_irq late: that is its t_e (Eq. 6 infers from it).
         let (t_k, t_h) = self.monitor.on_done(now, ac, success, self.t_k_from_enqueue);
+        let tokens = match self.token_unit {
+            super::TokenUnit::Psdu => 1.0,
+            super::TokenUnit::Mpdu => self.mpdus_in_hw[ac].pop_front().unwrap_or(1) as f64,
+        };
         let truth = now - irq_delay - head_to_done;
         self.max_inference_error_ns = self.max_inference_error_ns.max(t_h.as_ns().abs_diff(truth.as_ns()));
         let Some(t_k) = t_k else { return };
         self.samples += 1;
         self.bucket.refill(now, self.control.rate());
-        self.control.on_frame_success(now, t_k);
+        self.control.on_frame_delivered(now, t_k, tokens);
     }
 
     fn stats(&self) -> serde_json::Value {

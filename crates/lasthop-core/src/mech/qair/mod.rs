@@ -38,12 +38,11 @@
 //! node had a PSDU in hardware (`hw_busy_ms`, for QP3's equilibrium level).
 //!
 //! Algorithm 1 as printed does not converge in our model: the saturated nodes split the channel
-//! unfairly (QP1/QP2). Departures, each a parameter that is off by default, make the nodes converge to
-//! one fair R_tc (QP1's convergence and QP2; not QP1's T̂ band)
-//! (the *stable set*: `t_k_from = "hw_enqueue"`, `increase = "per_interval"`, `delta = 0.02`,
-//! `alpha = 0.5`, `decrease_hold = 5`, `decrease_floor = 0.8`, `first_descent = "from_delivered"`; why
-//! each is needed is in FIDELITY.md's QAir section, with which of the spec's §10 properties hold with
-//! and without them).
+//! unfairly (QP1/QP2). Departures, each a parameter off (or at the spec's value) by default, make the
+//! nodes converge to one fair R_tc (QP1's convergence and QP2; not QP1's T̂ band). The *stable set*:
+//! `t_k_from = "hw_enqueue"`, `increase = "per_interval"`, `delta = 0.02`, `alpha = 0.5`,
+//! `decrease_hold = 5`, `decrease_floor = 0.8`, `first_descent = "from_delivered"`; why each is needed
+//! is in FIDELITY.md's QAir section, with which of the spec's §10 properties hold with and without them.
 //!
 //! The Delay Monitor samples only delivered PSDUs (spec §3.1), so losses reach the controller only as
 //! longer t_k: with hidden terminals (`hidden_nodes`, `mac/medium/hidden.rs`) a node whose frames

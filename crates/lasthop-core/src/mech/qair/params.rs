@@ -91,9 +91,10 @@ pub struct QairParams {
     pub r_0: Option<f64>,
     /// How a node comes down from R_0 the first time (spec §4.1 leaves it to Algorithm 1):
     /// `"as_later"` (every decrease is alike) or `"from_delivered"` (until T̂ is first below target after
-    /// a decrease, each decrease starts from the lower of R and the node's delivered rate, PSDUs/s per
-    /// update averaged with α_Q as T̂ is, and is not held, so nodes started together at R_max come down
-    /// at once and from their shares, not from R_max). Default `"as_later"`.
+    /// a cut, each decrease starts from the lower of R and the node's delivered rate, in tokens per second
+    /// since its first update, and is not held, so nodes started together at R_max come down at once
+    /// and from their shares, not from R_max; ten updates below target before any cut end it too, and
+    /// every later decrease is as with `"as_later"`). Default `"as_later"`.
     #[serde(skip_serializing_if = "is_default")]
     pub first_descent: FirstDescent,
 }
@@ -105,7 +106,8 @@ pub enum FirstDescent {
     /// Like every later decrease (Algorithm 1).
     #[default]
     AsLater,
-    /// From the lower of R and the delivered rate, not held, until T̂ is first below target after a cut.
+    /// From the lower of R and the delivered rate, not held, until T̂ is first below target after a cut
+    /// (or ten updates below target before any cut).
     FromDelivered,
 }
 

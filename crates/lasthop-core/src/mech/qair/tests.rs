@@ -108,35 +108,49 @@ fn decrease_hold_and_floor_by_hand() {
 }
 
 /// `first_descent = "from_delivered"`: until T̂ is below target after a cut, a decrease starts from the
-/// lower of R and the delivered rate (one PSDU per 3-ms update: 333.3 PSDUs/s) and is not held; ten
-/// updates in a row below target with no cut end it as well, and later decreases start from R.
+/// lower of R and the delivered rate (tokens delivered since the first update over the time since; the
+/// first interval, which may span an idle start, is left out) and is not held; ten updates below
+/// target before any cut end it as well; later decreases start from R and are held.
 #[test]
 fn first_descent_from_the_delivered_rate_by_hand() {
     let p = QairParams { alpha: 0.0, r_max: 1000.0, decrease_hold: 2, decrease_floor: 0.5, first_descent: super::FirstDescent::FromDelivered, ..params() };
-    let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+    let close = |a: Option<f64>, b: f64| a.is_some_and(|a| (a - b).abs() < 1e-9);
     let mut c = Control::new(&p, SimTime::ZERO);
-    let mut step = stepper();
-    let r = step(&mut c, 16.0);
-    assert!(close(r, 1000.0 / 3.0 * 0.75), "from 333.3 delivered, not R = 1000: {r}");
-    let r = step(&mut c, 16.0);
-    assert!(close(r, 1000.0 / 3.0 * 0.75 * 0.75), "again, not held: {r}");
-    let r = step(&mut c, 6.0);
-    assert!(close(r, 187.5 + 2.0), "below target: +δ, and the first descent ends: {r}");
-    let r = step(&mut c, 16.0);
-    assert!(close(r, 189.5 * 0.75), "from R now: {r}");
-    assert!(close(step(&mut c, 16.0), 189.5 * 0.75), "and held");
+    let r = c.on_frame_success(ms(3.0), dur_ms(16.0));
+    assert!(close(r, 750.0), "the first update has no delivered rate yet: from R, 1000 · 12 / 16: {r:?}");
+    assert_eq!(c.on_frame_success(ms(4.0), dur_ms(16.0)), None);
+    let r = c.on_frame_success(ms(9.0), dur_ms(16.0));
+    assert!(close(r, 2.0 / 0.006 * 0.75), "2 PSDUs in the 6 ms since the first update: 333.3 · 0.75: {r:?}");
+    let r = c.on_frame_success(ms(12.0), dur_ms(120.0));
+    assert!(close(r, 125.0), "from R = 250 (below 3 / 9 ms), floored at 0.5, not held: {r:?}");
+    let r = c.on_frame_success(ms(15.0), dur_ms(6.0));
+    assert!(close(r, 127.0), "below target: +δ, and the first descent ends: {r:?}");
+    let r = c.on_frame_success(ms(18.0), dur_ms(16.0));
+    assert!(close(r, 127.0 * 0.75), "from R now: {r:?}");
+    assert!(close(c.on_frame_success(ms(21.0), dur_ms(16.0)), 127.0 * 0.75), "and held");
+
+    let mut low = Control::new(&QairParams { r_min: 200.0, ..p.clone() }, SimTime::ZERO);
+    low.on_frame_success(ms(3.0), dur_ms(120.0));
+    assert_eq!(low.on_frame_success(ms(6.0), dur_ms(120.0)), Some(200.0), "333.3 · 0.5 clamped at R_min");
+
+    let mut mpdus = Control::new(&p, SimTime::ZERO);
+    mpdus.on_frame_delivered(ms(3.0), dur_ms(16.0), 32.0);
+    let r = mpdus.on_frame_delivered(ms(9.0), dur_ms(16.0), 32.0);
+    assert!(close(r, 562.5), "32 MPDUs in 6 ms: 5,333 MPDUs/s, above R = 750, which the cut starts from: {r:?}");
+
     for below in [9, 10] {
         let mut c = Control::new(&p, SimTime::ZERO);
         let mut step = stepper();
         for _ in 0..below {
             assert_eq!(step(&mut c, 6.0), 1000.0);
         }
-        let r = step(&mut c, 24.0);
-        let want = if below == 10 { 500.0 } else { 1000.0 / 3.0 * 0.5 };
-        assert!(close(r, want), "after {below} updates below target: {r}, want {want}");
+        let r = Some(step(&mut c, 24.0));
+        let want = if below == 10 { 500.0 } else { (below as f64) / (3e-3 * below as f64) * 0.5 };
+        assert!(close(r, want), "after {below} updates below target: {r:?}, want {want}");
     }
     let mut lit = Control::new(&QairParams { first_descent: super::FirstDescent::AsLater, ..p }, SimTime::ZERO);
-    assert_eq!(stepper()(&mut lit, 16.0), 750.0, "as_later: from R");
+    lit.on_frame_success(ms(3.0), dur_ms(16.0));
+    assert_eq!(lit.on_frame_success(ms(9.0), dur_ms(16.0)), Some(750.0), "as_later: the first cut held as every later one");
 }
 
 /// `t_k_from = "hw_enqueue"`: the sample starts when the frame entered the hardware queue, so a frame
