@@ -122,7 +122,7 @@ def test_qair_udp_sweeps_n_star() -> None:
     the default is transparent (below N*, identical rows); the smaller targets regulate there, unfairly;
     at n = 4 N* = 2 cuts the ping's mean RTT by more than half. QAir's stable set (N* = 3) splits the
     background fairly at n = 4 where Algorithm 1 as printed does not, and cuts the ping's RTT at both n
-    (at n = 2 the quick run's 4 s still show how the first descent split the two: Jain 0.81, which the
+    (at n = 2 the quick run's 4 s still show how the first descent split the two: Jain 0.85, which the
     full run's 60 s even out to 1.00; FIDELITY.md)."""
     doc = run_experiment("qair-udp", quick=True)
     by = {(r["n"], r["variant"]): r for r in doc["rows"]}

@@ -65,11 +65,11 @@ N_STARS = {"qair": 3.0, "qair_nstar2": 2.0, "qair_nstar1.5": 1.5, "qair_stable":
 and the smaller targets spec §19 item 1 asks to sweep for Q1; and QAir with the departures from
 Algorithm 1 with which the saturated nodes split fairly (``STABLE``) at the default target."""
 
-STABLE: Json = {"t_k_from": "hw_enqueue", "increase": "per_interval", "delta": 0.02, "alpha": 0.5, "decrease_hold": 5,
+STABLE: Json = {"t_k_from": "hw_enqueue", "increase": "per_interval", "delta": 0.03, "alpha": 0.5, "decrease_hold": 5,
                 "decrease_floor": 0.8, "first_descent": "from_delivered"}
 """QAir's departures from Algorithm 1 with which saturated nodes converge to one fair R_tc (FIDELITY.md: QP2 and
 QP1's R_tc holds; QP1's T̂ band does not): t_k from the hardware-queue entry, the additive increase per check
-interval elapsed (δ = 0.02, 8 PSDUs/s per second), T̂ averaged with α_Q = 0.5 (a horizon of two updates), a
+interval elapsed (δ = 0.03, 12 PSDUs/s per second), T̂ averaged with α_Q = 0.5 (a horizon of two updates), a
 decrease held for 5 updates and floored at 0.8, and a first descent from the delivered rate."""
 
 

@@ -1099,20 +1099,20 @@ fn jain(x: impl Iterator<Item = f64> + Clone) -> f64 {
 }
 
 /// QAir with the departures from Algorithm 1 that make it converge (FIDELITY.md, QP1/QP2): t_k from
-/// the hardware-queue entry, the additive increase per check interval elapsed (δ = 0.02: 8 PSDUs/s per
+/// the hardware-queue entry, the additive increase per check interval elapsed (δ = 0.03: 12 PSDUs/s per
 /// second), T̂ averaged with α_Q = 0.5, a decrease held for 5 updates and floored at 0.8, and a first
 /// descent from the delivered rate.
-const QAIR_STABLE: &str = "{ type = \"qair\", t_k_from = \"hw_enqueue\", increase = \"per_interval\", delta = 0.02, alpha = 0.5, decrease_hold = 5, decrease_floor = 0.8, first_descent = \"from_delivered\" }";
+const QAIR_STABLE: &str = "{ type = \"qair\", t_k_from = \"hw_enqueue\", increase = \"per_interval\", delta = 0.03, alpha = 0.5, decrease_hold = 5, decrease_floor = 0.8, first_descent = \"from_delivered\" }";
 
 /// QP1's convergence of R_tc and QP2's fairness: N ∈ {3, 6, 9} saturated co-channel downloads started
 /// together, R_tc read every 100 ms from 5 s to 40 s, seeds 1 and 2. With the stable set each node's
-/// 1-s mean R_tc varies by a CV ≤ 0.3 (seed 1: up to 0.11 / 0.23 / 0.20 at N = 3 / 6 / 9; seed 2: 0.13 /
-/// 0.23 / 0.24), and Jain's index of the nodes' mean R_tc and of their goodputs is ≥ 0.95 (seed 1:
-/// 0.999 / 1.000, 0.997 / 0.997, 0.996 / 0.997). QP3's level holds on R_tc itself: the nodes' mean R_tc
-/// is within ±30 % of ρ*/(N · T_cycle), ρ* = 0.85 (seed 1: 73.6 vs 70.8, 36.0 vs 35.4, 23.9 vs 23.6
-/// PSDUs/s). Not met: QP1's T̂ band (the 1-s means sit at 4.5–9.4 ms at N = 3 against [8.4, 18]: the
+/// 1-s mean R_tc varies by a CV ≤ 0.3 (seed 1: up to 0.18 / 0.18 / 0.24 at N = 3 / 6 / 9; seed 2: 0.15 /
+/// 0.20 / 0.21), and Jain's index of the nodes' mean R_tc and of their goodputs is ≥ 0.95 (seed 1:
+/// 0.995 / 0.995, 0.996 / 0.997, 0.996 / 0.997). QP3's level holds on R_tc itself: the nodes' mean R_tc
+/// is within ±30 % of ρ*/(N · T_cycle), ρ* = 0.85 (seed 1: 75.9 vs 70.8, 36.6 vs 35.4, 24.3 vs 23.6
+/// PSDUs/s). Not met: QP1's T̂ band (the 1-s means sit at 5.0–9.1 ms at N = 3 against [8.4, 18]: the
 /// regulated nodes stay just below the channel's knee, FIDELITY.md). Algorithm 1 as printed splits
-/// unfairly (N = 6: Jain of R_tc 0.32). MPDU tokens (`token_unit = "mpdu"`, δ scaled by 32 to 0.64)
+/// unfairly (N = 6: Jain of R_tc 0.32). MPDU tokens (`token_unit = "mpdu"`, δ scaled by 32 to 0.96)
 /// split as fairly.
 #[test]
 fn qair_qp1_qp2_the_stable_set_converges_to_one_fair_rate() {
@@ -1131,7 +1131,7 @@ fn qair_qp1_qp2_the_stable_set_converges_to_one_fair_rate() {
     let (paper, _) = qair_qp1(6, "{ type = \"qair\" }", 1, 40);
     let jr = jain(paper.iter().map(|x| x.rate));
     assert!(jr < 0.6, "Algorithm 1 as printed, N = 6: Jain of R_tc {jr:.3}");
-    let mpdu = QAIR_STABLE.replace("delta = 0.02", "delta = 0.64, token_unit = \"mpdu\"");
+    let mpdu = QAIR_STABLE.replace("delta = 0.03", "delta = 0.96, token_unit = \"mpdu\"");
     let (nodes, _) = qair_qp1(6, &mpdu, 1, 40);
     let jr = jain(nodes.iter().map(|x| x.rate));
     assert!(jr >= 0.95, "MPDU tokens, N = 6: Jain of R_tc {jr:.3}");
@@ -1171,8 +1171,8 @@ fn qair_tagged_flows_leave_the_gate_first() {
 /// * Without aggregation (150-µs PPDUs) the hidden pair loses most frames at its stations: EDCA gives it
 ///   ≈ 3.4 Mbit/s each against 13.3 all in range, and the third node, which hears both, takes the rest.
 ///   QAir's stable set takes the losses for queueing ("false trigger", as the paper warns): it holds the
-///   hidden pair far below the all-in-range equilibrium (seed 1: 147 / 109 against 958–3,647 PSDUs/s all
-///   in range), which costs that pair goodput (1.5 / 1.1 Mbit/s against EDCA's 3.4 / 3.3). Algorithm 1 as printed (t_k from
+///   hidden pair far below the all-in-range equilibrium (seed 1: 187 / 149 against 964–2,971 PSDUs/s all
+///   in range), which costs that pair goodput (1.9 / 1.4 Mbit/s against EDCA's 3.4 / 3.3). Algorithm 1 as printed (t_k from
 ///   Eq. 6's head) does not trigger: its t_k excludes the node's own backlog and stays under T_target.
 /// * With ath9k's 32-MPDU aggregates (≈ 3 ms) and the AP's CWmax of 63 (≤ 0.6 ms of backoff) every
 ///   PPDU of the pair overlaps the other's: neither delivers anything, and QAir, which samples only
@@ -1191,7 +1191,7 @@ fn qair_qp10_hidden_senders_are_regulated_below_the_in_range_equilibrium() {
     assert!(g_edca[0] < 0.5 * g_in_range[0] && g_edca[1] < 0.5 * g_in_range[1] && g_edca[2] > 1.2 * g_in_range[2], "{show}");
     // The false trigger: the hidden pair regulated far below where it sits all in range; the third node not.
     for i in 0..2 {
-        assert!(stable[i].rate < 0.2 * in_range[i].rate, "{show}");
+        assert!(stable[i].rate < 0.25 * in_range[i].rate, "{show}");
         assert!(printed[i].rate > 0.9 * in_range[i].rate, "{show}");
     }
     assert!(stable[2].rate > 0.9 * in_range[2].rate, "{show}");
@@ -1207,10 +1207,10 @@ fn qair_qp10_hidden_senders_are_regulated_below_the_in_range_equilibrium() {
 
 /// QP7 on R_tc itself, with the stable set: nine saturated co-channel downloads, six of whose sources
 /// stop at 20 s and start again at 40 s. A stopped source leaves its node saturated until its queues
-/// drain (4.2–4.5 s here, at the regulated rate; seeds 1–4), so the active saturated set changes from 9
+/// drain (4.1–4.5 s here, at the regulated rate; seeds 1–4), so the active saturated set changes from 9
 /// to 3 only then: the three nodes' mean R_tc re-enters ±30 % of ρ*/(3 · T_cycle) = 70.8 PSDUs/s within
-/// 3 s of the last stopped queue emptying (seed 1: 2.5 s; seeds 2–4: 3.3 / 2.6 / 3.0 s, so seed 2 misses
-/// by 0.3 s; 6.9–7.5 s after the sources stopped), and ±30 % of 23.6 within 3 s of 3 → 9 (1.4–1.7 s). R_tc stays within [R_min, R_max] throughout.
+/// 3 s of the last stopped queue emptying (seeds 1–4: 2.0 / 1.5 / 1.0 / 1.8 s; 5.5–6.4 s after the
+/// sources stopped), and ±30 % of 23.6 within 3 s of 3 → 9 (1.4–2.1 s). R_tc stays within [R_min, R_max] throughout.
 #[test]
 fn qair_qp7_the_stable_set_reconverges_on_r_tc() {
     const T_CYCLE_S: f64 = 0.0040025;
@@ -1255,9 +1255,9 @@ fn qair_qp7_the_stable_set_reconverges_on_r_tc() {
 /// `qair_qp10_hidden_senders_are_regulated_below_the_in_range_equilibrium`: with aggregation the hidden
 /// pair no longer collapses under EDCA (21.1 / 20.9 Mbit/s against nothing), and without it the pair
 /// carries more than twice the goodput under QAir's stable set that it did without RTS/CTS (seed 1: 15.3
-/// against 2.6 Mbit/s for the two together; seeds 2–4: 7.5 / 9.8 / 5.3 against 2.1 / 2.5 / 2.8), the
+/// against 3.3 Mbit/s for the two together; seeds 2–4: 8.2 / 10.0 / 5.9 against 2.9 / 3.3 / 3.5), the
 /// false trigger reduced but not gone: still less than the same pair carries all in range with RTS/CTS
-/// (23.5; seeds 2–4: 17.8 / 23.0 / 19.7).
+/// (23.3; seeds 2–4: 17.9 / 22.8 / 20.0).
 #[test]
 fn qair_qp10_rts_cts_rescues_the_hidden_pair() {
     const HIDDEN: &str = "hidden_nodes = [[\"ap1\", \"ap2\"]]";

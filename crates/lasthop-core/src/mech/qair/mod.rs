@@ -40,7 +40,7 @@
 //! Algorithm 1 as printed does not converge in our model: the saturated nodes split the channel
 //! unfairly (QP1/QP2). Departures, each a parameter off (or at the spec's value) by default, make the
 //! nodes converge to one fair R_tc (QP1's convergence and QP2; not QP1's T̂ band). The *stable set*:
-//! `t_k_from = "hw_enqueue"`, `increase = "per_interval"`, `delta = 0.02`, `alpha = 0.5`,
+//! `t_k_from = "hw_enqueue"`, `increase = "per_interval"`, `delta = 0.03`, `alpha = 0.5`,
 //! `decrease_hold = 5`, `decrease_floor = 0.8`, `first_descent = "from_delivered"`; why each is needed
 //! is in FIDELITY.md's QAir section, with which of the spec's §10 properties hold with and without them.
 //!
