@@ -92,7 +92,7 @@ pub struct QairParams {
     /// How a node comes down from R_0 the first time (spec §4.1 leaves it to Algorithm 1):
     /// `"as_later"` (every decrease is alike) or `"from_delivered"` (until T̂ is first below target after
     /// a cut, each decrease starts from the lower of R and the node's delivered rate, in tokens per second
-    /// since its first update, and is not held, so nodes started together at R_max come down at once
+    /// since its first update (a cut at the first update starts from R), and is not held, so nodes started together at R_max come down at once
     /// and from their shares, not from R_max; ten updates below target before any cut end it too, and
     /// every later decrease is as with `"as_later"`). Default `"as_later"`.
     #[serde(skip_serializing_if = "is_default")]
