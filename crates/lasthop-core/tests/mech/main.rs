@@ -845,35 +845,31 @@ mod air_watch {
     }
 }
 
+/// The air-watch tests' BSS: one 802.11n AP (`last_hop`: the rest of its Wi-Fi table) 1 ms from a
+/// server, a saturated download to station `down` (its name and SNR, dB) and, with `upload`, a
+/// saturated upload from a second station "up" at 40 dB; 10 s.
+fn air_watch_bss(last_hop: &str, down: (&str, f64), upload: bool) -> String {
+    let (sta, snr) = down;
+    let mut toml = format!("duration_s = 10\n[[servers]]\nname = \"server\"\n[[aps]]\nname = \"ap\"\nlast_hop = {{ type = \"wifi\", standard = \"ht\", {last_hop} }}\n");
+    toml += &format!("[[stations]]\nname = \"{sta}\"\nchannel = {{ type = \"fixed_snr\", snr_db = {snr} }}\n");
+    if upload {
+        toml += "[[stations]]\nname = \"up\"\nchannel = { type = \"fixed_snr\", snr_db = 40 }\n";
+    }
+    toml += "[[links]]\na = \"server\"\nb = \"ap\"\nrate_mbps = 1000\ndelay_ms = 1\n";
+    toml += &format!("[[flows]]\nname = \"down\"\ntype = \"saturated\"\nbacklog = 400\nfrom = \"server\"\nto = \"{sta}\"\n");
+    if upload {
+        toml += "[[flows]]\nname = \"upload\"\ntype = \"saturated\"\nbacklog = 400\nfrom = \"up\"\nto = \"server\"\n";
+    }
+    toml
+}
+
 /// The medium's transmit events as a hook sees them, on one downlink kept backlogged with no other sender:
 /// every attempt start is matched by a completion carrying the same MPDUs, completions count every
 /// attempt, and a first attempt after a success waits AIFS plus a backoff uniform over 0..=CWmin
 /// slots: BE at 5 GHz, 16 µs + 3 · 9 µs + 7.5 · 9 µs = 110.5 µs on average, 43 to 178 µs.
 #[test]
 fn a_hook_sees_each_attempt_with_its_access_delay_and_each_completion() {
-    let toml = r#"
-duration_s = 10
-[[servers]]
-name = "server"
-[[aps]]
-name = "ap"
-last_hop = { type = "wifi", standard = "ht", profile = "ns3", rate_control = { type = "fixed", mcs = 7 } }
-[[stations]]
-name = "sta"
-channel = { type = "fixed_snr", snr_db = 40 }
-[[links]]
-a = "server"
-b = "ap"
-rate_mbps = 1000
-delay_ms = 1
-[[flows]]
-name = "down"
-type = "saturated"
-backlog = 400
-from = "server"
-to = "sta"
-"#;
-    let w = &air_watch::watch(toml);
+    let w = &air_watch::watch(&air_watch_bss("profile = \"ns3\", rate_control = { type = \"fixed\", mcs = 7 }", ("sta", 40.0), false));
     let n = |k: &str| w[k].as_u64().unwrap();
     assert!(n("first_starts") > 1_000, "{w}");
     assert_eq!(n("mismatched"), 0, "{w}");
@@ -954,38 +950,7 @@ fn qair_qp7_reconverges_after_the_active_set_changes() {
 /// completion with the same MPDUs.
 #[test]
 fn a_hook_sees_one_start_per_attempt_with_rts_cts() {
-    let toml = r#"
-duration_s = 10
-[[servers]]
-name = "server"
-[[aps]]
-name = "ap"
-last_hop = { type = "wifi", standard = "ht", profile = "ns3", rts_threshold_bytes = 0, rate_control = { type = "fixed", mcs = 7 } }
-[[stations]]
-name = "sta"
-channel = { type = "fixed_snr", snr_db = 40 }
-[[stations]]
-name = "up"
-channel = { type = "fixed_snr", snr_db = 40 }
-[[links]]
-a = "server"
-b = "ap"
-rate_mbps = 1000
-delay_ms = 1
-[[flows]]
-name = "down"
-type = "saturated"
-backlog = 400
-from = "server"
-to = "sta"
-[[flows]]
-name = "upload"
-type = "saturated"
-backlog = 400
-from = "up"
-to = "server"
-"#;
-    let w = &air_watch::watch(toml);
+    let w = &air_watch::watch(&air_watch_bss("profile = \"ns3\", rts_threshold_bytes = 0, rate_control = { type = \"fixed\", mcs = 7 }", ("sta", 40.0), true));
     let n = |k: &str| w[k].as_u64().unwrap();
     assert_eq!(n("mismatched"), 0, "{w}");
     assert!(n("failed") > 10, "attempts failed at their RTS or after: {w}");
@@ -1000,38 +965,7 @@ to = "server"
 /// complete without a start.
 #[test]
 fn a_hook_sees_retries_failures_and_deadline_returns() {
-    let toml = r#"
-duration_s = 10
-[[servers]]
-name = "server"
-[[aps]]
-name = "ap"
-last_hop = { type = "wifi", standard = "ht", profile = "linux", rate_control = { type = "fixed", mcs = 7 }, ap_path = { type = "linux", hw_time_limit_us = 6000 } }
-[[stations]]
-name = "far"
-channel = { type = "fixed_snr", snr_db = 21 }
-[[stations]]
-name = "up"
-channel = { type = "fixed_snr", snr_db = 40 }
-[[links]]
-a = "server"
-b = "ap"
-rate_mbps = 1000
-delay_ms = 1
-[[flows]]
-name = "down"
-type = "saturated"
-backlog = 400
-from = "server"
-to = "far"
-[[flows]]
-name = "upload"
-type = "saturated"
-backlog = 400
-from = "up"
-to = "server"
-"#;
-    let w = &air_watch::watch(toml);
+    let w = &air_watch::watch(&air_watch_bss("profile = \"linux\", rate_control = { type = \"fixed\", mcs = 7 }, ap_path = { type = \"linux\", hw_time_limit_us = 6000 }", ("far", 21.0), true));
     let n = |k: &str| w[k].as_u64().unwrap();
     assert_eq!(n("mismatched"), 0, "{w}");
     assert!(n("retries") > 10 && n("failed") > 100 && n("unsent") > 100, "{w}");

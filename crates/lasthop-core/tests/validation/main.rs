@@ -10,6 +10,16 @@ fn sat(name: &str, n: u32) -> saturation::SaturationResult {
     saturation::run(name, n, 1, 1.0, 10.0).expect("known scenario").0
 }
 
+/// Saturation throughput of `scenario` within `tol(N)` (relative) of Bianchi's `model` for every N.
+fn against_bianchi(model: &BianchiParams, scenario: &str, tol: impl Fn(u32) -> f64) {
+    for n in NS {
+        let sim = sat(scenario, n).throughput_mbps;
+        let m = bianchi::solve(model, n).throughput_mbps;
+        let rel = (sim - m) / m;
+        assert!(rel.abs() <= tol(n), "N={n}: sim {sim:.3} vs model {m:.3} ({:+.2} %)", rel * 100.0);
+    }
+}
+
 /// ns-3 mean throughput per (scenario, n) from the anchor CSV beside the repository.
 fn ns3_reference() -> BTreeMap<(String, u32), f64> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/anchors/ns3/results.csv");
@@ -29,14 +39,7 @@ fn ns3_reference() -> BTreeMap<(String, u32), f64> {
 /// (ns-3 is 2.4 % below the model there for the same reason): allowed 2.5 %.
 #[test]
 fn bianchi_saturation_throughput() {
-    let model = BianchiParams::ofdm_54();
-    for n in NS {
-        let sim = sat(lasthop_core::validate::saturation::BIANCHI, n).throughput_mbps;
-        let m = bianchi::solve(&model, n).throughput_mbps;
-        let rel = (sim - m) / m;
-        let tol = if n == 2 { 0.025 } else { 0.02 };
-        assert!(rel.abs() <= tol, "N={n}: sim {sim:.3} vs model {m:.3} ({:+.2} %)", rel * 100.0);
-    }
+    against_bianchi(&BianchiParams::ofdm_54(), lasthop_core::validate::saturation::BIANCHI, |n| if n == 2 { 0.025 } else { 0.02 });
 }
 
 /// wifi-model.md §7.3: the DCF with ns-3's configuration (its retry limit and CW reset) within 1.5 % of
@@ -114,12 +117,5 @@ fn event_trace_digest_is_deterministic() {
 /// timeout, 45 µs, so T_c is 107 µs for them), hence the model's slight optimism.
 #[test]
 fn bianchi_rts_cts_saturation_throughput() {
-    let model = BianchiParams::ofdm_54_rts();
-    for n in NS {
-        let sim = sat(lasthop_core::validate::saturation::BIANCHI_RTS, n).throughput_mbps;
-        let m = bianchi::solve(&model, n).throughput_mbps;
-        let rel = (sim - m) / m;
-        let tol = if n == 1 { 0.002 } else { 0.025 };
-        assert!(rel.abs() <= tol, "N={n}: sim {sim:.3} vs model {m:.3} ({:+.2} %)", rel * 100.0);
-    }
+    against_bianchi(&BianchiParams::ofdm_54_rts(), lasthop_core::validate::saturation::BIANCHI_RTS, |n| if n == 1 { 0.002 } else { 0.025 });
 }

@@ -513,14 +513,11 @@ fn same_slot_colliders_keep_their_ack_timeouts_with_hidden_pairs_elsewhere() {
             m.enqueue(SimTime::ZERO, 1, 0, pkt(0, 1, 0), &mut q, &mut out);
             m.enqueue(SimTime::ZERO, 2, 0, pkt(1, 2, 0), &mut q, &mut out);
             let mut trace = Vec::new();
-            while let Some((now, ev)) = q.0.pop() {
-                let mut out = Outputs { log: &mut log, delivered: &mut d, dropped: &mut x, air: None };
-                m.handle(now, ev, &mut q, &mut out);
-                trace.extend(m.take_trace());
-                if trace.iter().filter(|e| matches!(e, MediumTrace::PpduEnd { collided: true, .. })).count() >= 2 {
-                    break;
-                }
-            }
+            let collided = std::cell::Cell::new(0);
+            run_until(&mut m, &mut q, &mut log, &mut trace, |e| {
+                collided.set(collided.get() + matches!(e, MediumTrace::PpduEnd { collided: true, .. }) as u32);
+                collided.get() >= 2
+            });
             let end = trace.iter().find_map(|e| if let MediumTrace::PpduEnd { t, .. } = e { Some(*t) } else { None }).unwrap();
             let want = end + m.ack_timeout;
             assert_eq!((m.nodes[1].ref_time, m.nodes[2].ref_time), (want, want), "hidden {hidden:?}");
