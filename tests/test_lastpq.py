@@ -155,7 +155,7 @@ def test_the_quick_experiments_show_each_mechanism_acting(tmp_path: Path) -> Non
     assert r.returncode == 0, r.stderr
     doc = json.loads((tmp_path / "lz" / "experiment.json").read_text())
     lz = {row["variant"]: row for row in doc["rows"]}
-    # Zhuge acts on the feedback with and without Law; Law's transmit path shows in the call's rate.
+    # Zhuge acts on the feedback with and without Law; Law's stages of the path show in the call's rate.
     assert lz["law_zhuge"]["twcc_rewritten"] > 0 and lz["law_zhuge"]["acks_held"] > 0
     assert lz["law"]["twcc_rewritten"] == 0
     assert lz["law_zhuge"]["call_mbps"] != lz["zhuge"]["call_mbps"]

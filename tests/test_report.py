@@ -267,10 +267,11 @@ def test_what_actually_ran_per_variant(tmp_path: Path) -> None:
     law = lasthop.RunResult.load(tmp_path / "cmp" / "law_zhuge" / "seed1")
     setup = law.setup.set_index("link")
     assert list(setup.index) == ["ap->laptop", "ap->tv", "laptop->ap", "tv->ap"]
-    assert list(setup["path"]) == ["law", "law", "fifo", "fifo"]
+    assert list(setup["path"]) == ["linux", "linux", "fifo", "fifo"]
     assert list(setup["rate_control"]) == ["law", "law", "minstrel_ht", "minstrel_ht"]
     assert set(setup.loc[["ap->laptop", "ap->tv"], "mechanisms"]) == {"law, zhuge"}
-    assert setup.loc["ap->tv", "mechanism_roles"] == ("law: set the transmit path, choose the downlink rates; "
+    assert setup.loc["ap->tv", "mechanism_roles"] == ("law: set the driver's policy, schedule the TXQs, set the hardware queues, set the TXQs' AQM, "
+                                                      "choose the downlink rates; "
                                                       "zhuge: act on the flows' feedback")
     linux = lasthop.RunResult.load(tmp_path / "cmp" / "linux_fq_codel" / "seed1").setup
     assert list(linux["path"]) == ["linux", "linux", "fifo", "fifo"] and set(linux["rate_control"]) == {"minstrel_ht"}
@@ -291,4 +292,4 @@ def test_what_actually_ran_per_variant(tmp_path: Path) -> None:
     assert one.returncode == 0, one.stderr
     ran = one.stdout.split("what ran")[1].splitlines()
     assert [line.split()[:4] for line in ran if line.startswith(" ap ") or line.startswith(" laptop ")] == [
-        ["ap", "law", "ap->laptop", "law"], ["ap", "law", "ap->tv", "law"], ["laptop", "fifo", "laptop->ap", "minstrel_ht"]]
+        ["ap", "linux", "ap->laptop", "law"], ["ap", "linux", "ap->tv", "law"], ["laptop", "fifo", "laptop->ap", "minstrel_ht"]]

@@ -377,8 +377,8 @@ def setup_rows(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
     """What actually ran (``components.setup`` of ``summary``, built by the core from the objects it
     ran, not from the scenario): one row per node and link it sends on (one row without a link for a
     wired AP that runs mechanisms). ``mechanisms`` names the node's mechanisms in install order
-    (``law, zhuge``), ``mechanism_roles`` adds what each took over (``law: set the transmit path, choose
-    the downlink rates; zhuge: …``). Empty for runs saved before it existed."""
+    (``law, zhuge``), ``mechanism_roles`` adds what each took over (``law: set the driver's policy, …,
+    choose the downlink rates; zhuge: …``). Empty for runs saved before it existed."""
     rows: list[dict[str, Any]] = []
     for n in (summary.get("components") or {}).get("setup") or []:
         ms = n.get("mechanisms", [])

@@ -190,6 +190,38 @@ impl BssParams {
         })
     }
 
+    /// The Linux path's settings `cfg` gives on this BSS (`None` for the `fifo` path); its qdisc is built
+    /// apart.
+    pub fn linux_params(&self, cfg: &TxPathConfig) -> Option<LinuxParams> {
+        let TxPathConfig::Linux { airtime_fairness, afs_variant, codel, fq, hw_depth_aggr, hw_depth_single, sw_retry_limit, max_subframes, max_aggr_us, fixed_tries, aql, qdisc: _, t_irq_us, hw_time_limit_us, tbf } = cfg else { return None };
+        Some(LinuxParams {
+            qos: self.qos,
+            ampdu: self.ampdu,
+            band: self.timings.band,
+            airtime: self.airtime,
+            fq: fq.unwrap_or(FqParams::mac80211()),
+            codel: match codel {
+                TxqCodel::Default => CodelParams::mac80211(),
+                TxqCodel::SlowStation => CodelParams::mac80211_slow_station(),
+            },
+            airtime_fairness: *airtime_fairness,
+            afs_variant: *afs_variant,
+            hw_depth_aggr: *hw_depth_aggr as usize,
+            hw_depth_single: *hw_depth_single as usize,
+            sw_retry_limit: *sw_retry_limit,
+            max_subframes: (*max_subframes).min(self.ampdu_limits.max_mpdus),
+            max_ampdu_bytes: self.ampdu_limits.max_bytes,
+            max_aggr_duration: SimDuration::from_us(*max_aggr_us as u64).min(self.ampdu_limits.max_duration),
+            baw: self.ampdu_limits.max_mpdus as u64,
+            fixed_tries: *fixed_tries,
+            aql: aql.then(AqlParams::default),
+            t_irq: SimDuration::from_us(*t_irq_us as u64),
+            hw_time_limit: hw_time_limit_us.map(|us| SimDuration::from_us(us as u64)),
+            hw_shared: None,
+            tbf: *tbf,
+        })
+    }
+
     /// An empty transmit path as configured; `rng` perturbs the FQ hash of a Linux path.
     pub fn path(&self, cfg: &TxPathConfig, rng: &mut Rng) -> TxPath {
         match cfg {
@@ -200,39 +232,19 @@ impl BssParams {
                 }
                 Box::new(path)
             }
-            TxPathConfig::Linux { airtime_fairness, afs_variant, codel, fq, hw_depth_aggr, hw_depth_single, sw_retry_limit, max_subframes, max_aggr_us, fixed_tries, aql, qdisc, t_irq_us, hw_time_limit_us, tbf } => {
-                let p = LinuxParams {
-                    qos: self.qos,
-                    ampdu: self.ampdu,
-                    band: self.timings.band,
-                    airtime: self.airtime,
-                    fq: fq.unwrap_or(FqParams::mac80211()),
-                    codel: match codel {
-                        TxqCodel::Default => CodelParams::mac80211(),
-                        TxqCodel::SlowStation => CodelParams::mac80211_slow_station(),
-                    },
-                    airtime_fairness: *airtime_fairness,
-                    afs_variant: *afs_variant,
-                    hw_depth_aggr: *hw_depth_aggr as usize,
-                    hw_depth_single: *hw_depth_single as usize,
-                    sw_retry_limit: *sw_retry_limit,
-                    max_subframes: (*max_subframes).min(self.ampdu_limits.max_mpdus),
-                    max_ampdu_bytes: self.ampdu_limits.max_bytes,
-                    max_aggr_duration: SimDuration::from_us(*max_aggr_us as u64).min(self.ampdu_limits.max_duration),
-                    baw: self.ampdu_limits.max_mpdus as u64,
-                    fixed_tries: *fixed_tries,
-                    aql: aql.then(AqlParams::default),
-                    t_irq: SimDuration::from_us(*t_irq_us as u64),
-                    hw_time_limit: hw_time_limit_us.map(|us| SimDuration::from_us(us as u64)),
-                    tbf: *tbf,
-                };
-                let mut path = LinuxPath::new(p, rng);
-                if let Some(q) = qdisc {
-                    path.set_qdisc(crate::queue::AnyQueue::from_config(q, Rng::derive(rng.next_u64(), "qdisc")));
-                }
-                Box::new(path)
-            }
+            TxPathConfig::Linux { .. } => self.linux_path_with(cfg, |_| {}, rng),
         }
+    }
+
+    /// The `linux` path `cfg` with `adjust` applied to its settings (what mechanisms set in its stages).
+    pub fn linux_path_with(&self, cfg: &TxPathConfig, adjust: impl FnOnce(&mut LinuxParams), rng: &mut Rng) -> TxPath {
+        let mut p = self.linux_params(cfg).expect("a linux path");
+        adjust(&mut p);
+        let mut path = LinuxPath::new(p, rng);
+        if let TxPathConfig::Linux { qdisc: Some(q), .. } = cfg {
+            path.set_qdisc(crate::queue::AnyQueue::from_config(q, Rng::derive(rng.next_u64(), "qdisc")));
+        }
+        Box::new(path)
     }
 
     /// Adds medium link `id`, sent at fixed rate `txv` (or by `rc`, Linux path only), to a path.
@@ -250,9 +262,9 @@ impl BssParams {
     }
 }
 
-/// The default AP and station transmit paths of a profile.
-pub fn default_paths(c: &WifiConfig) -> (TxPathConfig, TxPathConfig) {
-    let linux = TxPathConfig::Linux {
+/// The Linux profile's AP path: mac80211 FQ-CoDel TXQs with airtime fairness over ath9k.
+pub fn default_linux_path() -> TxPathConfig {
+    TxPathConfig::Linux {
         airtime_fairness: true,
         afs_variant: AfsVariant::Mac80211,
         codel: TxqCodel::Default,
@@ -268,9 +280,13 @@ pub fn default_paths(c: &WifiConfig) -> (TxPathConfig, TxPathConfig) {
         t_irq_us: 0,
         hw_time_limit_us: None,
         tbf: None,
-    };
+    }
+}
+
+/// The default AP and station transmit paths of a profile.
+pub fn default_paths(c: &WifiConfig) -> (TxPathConfig, TxPathConfig) {
     let ap = c.ap_path.clone().unwrap_or(match c.profile {
-        WifiProfile::Linux => linux,
+        WifiProfile::Linux => default_linux_path(),
         WifiProfile::Ns3 => TxPathConfig::Fifo { qdisc: None },
     });
     (ap, c.sta_path.clone().unwrap_or(TxPathConfig::Fifo { qdisc: None }))

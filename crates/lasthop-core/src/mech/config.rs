@@ -12,7 +12,7 @@
 //! mechanisms = [{ type = "lastpq", flows = [{ flow = "vr", demand_ms = 20 }] }]  # LAST-PQ
 //! ```
 
-use super::hook::{Install, InstallError, LinkKind, Mechanism, NodeBuilder, Role};
+use super::hook::{InstallError, LinkKind, Mechanism, NodeBuilder, Role};
 use super::zhuge::hooks::{AbcHook, FastAckHook, ZhugeHook};
 use super::zhuge::{AbcRouterParams, AckDelayerParams, FastAckParams, FortuneTellerOverrides, Profile, TwccRewriterParams};
 use schemars::JsonSchema;
@@ -156,11 +156,12 @@ impl Mechanism for MechanismConfig {
         self.kind()
     }
 
-    /// Law fills the transmit path and chooses the downlink rates; Zhuge and FastAck act on the managed
+    /// Law replaces the AP's driver (its decisions are the driver's policy) with its own, sets the TXQ
+    /// scheduler, the hardware queues and the TXQs' AQM, and chooses the downlink rates; Zhuge and FastAck act on the managed
     /// flows' feedback (so one AP runs at most one of them); ABC marks ECN.
     fn roles(&self) -> &'static [Role] {
         match self {
-            MechanismConfig::Law(_) => &[Role::TransmitPath, Role::RateControl],
+            MechanismConfig::Law(_) => &[Role::DriverPolicy, Role::TxqScheduler, Role::HwQueue, Role::TxqAqm, Role::RateControl],
             MechanismConfig::Zhuge(_) | MechanismConfig::Fastack(_) => &[Role::Feedback],
             MechanismConfig::Abc(_) => &[Role::EcnMarking],
             MechanismConfig::Qair(_) => &[Role::ReleaseGate],
@@ -183,12 +184,8 @@ impl Mechanism for MechanismConfig {
         if matches!(self, MechanismConfig::Law(_) | MechanismConfig::Qair(_) | MechanismConfig::Lastpq(_)) && node.link != LinkKind::Wifi {
             return Err(InstallError::Unsupported { mechanism: name.into(), needs: "a `wifi` last hop".into() });
         }
-        // A stage's role is claimed where the stage is set.
-        for &r in self.roles().iter().filter(|&&r| !matches!(r, Role::ReleaseGate | Role::DriverPolicy)) {
-            node.claim(r, name)?;
-        }
         match self {
-            MechanismConfig::Law(p) => node.set(Install::LawPath(p.clone())),
+            MechanismConfig::Law(p) => super::law::install(p, node)?,
             MechanismConfig::Zhuge(z) => {
                 let hook = ZhugeHook::new(z, &node.name, node.link, &node.flows, node.seed);
                 node.add_hook(name, Box::new(hook));
@@ -225,6 +222,10 @@ impl Mechanism for MechanismConfig {
                 }
                 node.set_driver_policy(name, Box::new(super::lastpq::policy::LastPqPolicy::new(p, &indices)))?;
             }
+        }
+        // A stage's role was claimed where the stage was set; the others are claimed here.
+        for &r in self.roles().iter().filter(|&&r| !matches!(r, Role::ReleaseGate | Role::DriverPolicy | Role::TxqScheduler | Role::HwQueue | Role::TxqAqm)) {
+            node.claim(r, name)?;
         }
         Ok(())
     }

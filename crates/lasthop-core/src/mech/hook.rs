@@ -121,8 +121,6 @@ pub struct FlowInfo {
 /// A role only one mechanism on a node may fill.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Role {
-    /// The node's transmit path below the network layer (driver queue, hardware queue, PSDUs).
-    TransmitPath,
     /// The choice of downlink rates.
     RateControl,
     /// The uplink feedback (TCP ACKs, RTCP) of the flows it manages.
@@ -133,21 +131,27 @@ pub enum Role {
     ReleaseGate,
     /// Which station's TXQ the driver serves next.
     TxqScheduler,
-    /// The driver's policy (dedicated flow queues, a priority path, aggregation caps).
+    /// The driver's policy: hooks into ath9k's driver (dedicated flow queues, a priority path,
+    /// aggregation caps), or a driver of the mechanism's own in its place (Law's).
     DriverPolicy,
+    /// The hardware queues' depth and per-PSDU time limit.
+    HwQueue,
+    /// The TXQs' AQM (mac80211's per-flow CoDel by default).
+    TxqAqm,
 }
 
 impl Role {
     /// How an error message names what the role sets.
     pub fn what(self) -> &'static str {
         match self {
-            Role::TransmitPath => "set the transmit path",
             Role::RateControl => "choose the downlink rates",
             Role::Feedback => "act on the flows' feedback",
             Role::EcnMarking => "mark ECN",
             Role::ReleaseGate => "gate the driver's release to the hardware",
             Role::TxqScheduler => "schedule the TXQs",
             Role::DriverPolicy => "set the driver's policy",
+            Role::HwQueue => "set the hardware queues",
+            Role::TxqAqm => "set the TXQs' AQM",
         }
     }
 }
@@ -168,12 +172,6 @@ pub enum InstallError {
     Unsupported { mechanism: String, needs: String },
 }
 
-/// What a mechanism's installation produces for the simulator to build.
-pub enum Install {
-    /// Law's transmit path (built with the 802.11 BSS).
-    LawPath(crate::mech::law::LawParams),
-}
-
 /// A node under construction, as mechanisms see it: what it is, and its role slots.
 pub struct NodeBuilder {
     /// The node's name (for RNG paths and reports).
@@ -189,19 +187,24 @@ pub struct NodeBuilder {
     /// PSDU at its fastest rate in AC_BE, [`crate::mac::config::BssParams::exchange_cycle`]).
     pub t_cycle: Option<crate::time::SimDuration>,
     claims: Vec<(Role, String)>,
-    pub(crate) installs: Vec<Install>,
     pub(crate) hooks: Vec<(String, Box<dyn ApHook>)>,
     pub(crate) release_gate: Option<(String, Box<dyn crate::mac::txpath::gate::ReleaseGate>)>,
     pub(crate) txq_scheduler: Option<(String, MakeScheduler)>,
     pub(crate) driver_policy: Option<(String, Box<dyn crate::mac::txpath::driver::DriverPolicy>)>,
+    pub(crate) driver: Option<(String, MakeDriver)>,
+    pub(crate) hw_queue: Option<(String, crate::mac::txpath::linux::HwQueueSetup)>,
+    pub(crate) txq_aqm: Option<(String, crate::queue::codel::CodelParams)>,
 }
+
+/// Builds a mechanism's driver for the node's BSS (with the node's transmit path).
+pub type MakeDriver = Box<dyn FnOnce(&crate::mac::txpath::driver::DriverSetup<'_>) -> Result<Box<dyn crate::mac::txpath::driver::Driver>, String> + Send + Sync>;
 
 /// Builds the TXQ scheduler of one AC (its index).
 pub type MakeScheduler = Box<dyn Fn(usize) -> Box<dyn crate::mac::txpath::scheduler::TxqScheduler> + Send + Sync>;
 
 impl NodeBuilder {
     pub fn new(name: String, link: LinkKind, flows: Vec<FlowInfo>, flow_names: Vec<String>, seed: u64) -> Self {
-        NodeBuilder { name, link, flows, flow_names, seed, t_cycle: None, claims: Vec::new(), installs: Vec::new(), hooks: Vec::new(), release_gate: None, txq_scheduler: None, driver_policy: None }
+        NodeBuilder { name, link, flows, flow_names, seed, t_cycle: None, claims: Vec::new(), hooks: Vec::new(), release_gate: None, txq_scheduler: None, driver_policy: None, driver: None, hw_queue: None, txq_aqm: None }
     }
 
     /// Claims `role` for mechanism `by`; refused if another mechanism holds it.
@@ -262,24 +265,54 @@ impl NodeBuilder {
         Ok(())
     }
 
-    /// On a station only transmit-path stages can be installed (hooks see an AP's traffic; Law's path
-    /// is an AP's): refuses what mechanism `by` put here otherwise.
+    /// Puts mechanism `by`'s driver in place of ath9k's (claims [`Role::DriverPolicy`]: the driver's
+    /// decisions are its). The node gets the Linux path's stages around it: its `linux` path as
+    /// configured, or the Linux profile's default one in place of a `fifo` path.
+    pub fn set_driver(&mut self, by: &str, make: MakeDriver) -> Result<(), InstallError> {
+        self.claim(Role::DriverPolicy, by)?;
+        self.driver = Some((by.to_string(), make));
+        Ok(())
+    }
+
+    /// Sets the hardware queues of the node's Linux path (claims [`Role::HwQueue`]).
+    pub fn set_hw_queue(&mut self, by: &str, hw: crate::mac::txpath::linux::HwQueueSetup) -> Result<(), InstallError> {
+        self.claim(Role::HwQueue, by)?;
+        self.hw_queue = Some((by.to_string(), hw));
+        Ok(())
+    }
+
+    /// Sets the AQM of the TXQs' flow queues on the node's Linux path (claims [`Role::TxqAqm`]).
+    pub fn set_txq_aqm(&mut self, by: &str, codel: crate::queue::codel::CodelParams) -> Result<(), InstallError> {
+        self.claim(Role::TxqAqm, by)?;
+        self.txq_aqm = Some((by.to_string(), codel));
+        Ok(())
+    }
+
+    /// Whether a mechanism set Linux-path stages the node's configured path may not have (a driver,
+    /// hardware queues, the TXQs' AQM): the node then runs the Linux path.
+    pub(crate) fn needs_linux_path(&self) -> bool {
+        self.driver.is_some() || self.hw_queue.is_some() || self.txq_aqm.is_some()
+    }
+
+    /// The node's Linux path settings with what mechanisms set in them.
+    pub(crate) fn adjust_linux(&self, p: &mut crate::mac::txpath::linux::LinuxParams) {
+        if let Some((_, hw)) = &self.hw_queue {
+            hw.apply(p);
+        }
+        if let Some((_, codel)) = &self.txq_aqm {
+            p.codel = *codel;
+        }
+    }
+
+    /// On a station only the stages a station has can be installed (hooks see an AP's traffic; Law's
+    /// driver is an AP's): refuses what mechanism `by` put here otherwise.
     pub(crate) fn only_path_stages(&self, by: &str) -> Result<(), InstallError> {
-        if self.hooks.is_empty() && self.installs.is_empty() {
+        if self.hooks.is_empty() && self.driver.is_none() {
             return Ok(());
         }
         Err(InstallError::Unsupported { mechanism: by.to_string(), needs: format!("an access point ('{}' is a station)", self.name) })
     }
 
-    /// Asks the simulator to build part of the node differently (Law's transmit path).
-    pub fn set(&mut self, i: Install) {
-        self.installs.push(i);
-    }
-
-    /// Law's parameters, if a mechanism installed Law's transmit path.
-    pub fn law(&self) -> Option<&crate::mech::law::LawParams> {
-        self.installs.iter().map(|Install::LawPath(p)| p).next()
-    }
 }
 
 /// A mechanism: what it claims and adds on a node.

@@ -144,7 +144,7 @@ fn mechanism_lists_are_checked_with_paths() {
     assert_eq!(e.issues[0].msg, "zhuge and fastack both act on the flows' feedback");
     let e = err(&ap("mechanisms = [{ type = \"law\" }, { type = \"abc\" }, { type = \"law\" }]", wifi));
     assert_eq!((e.issues.len(), e.issues[0].loc.to_string()), (1, "aps[0].mechanisms[2]".into()), "{e}");
-    assert_eq!(e.issues[0].msg, "law and law both set the transmit path");
+    assert_eq!(e.issues[0].msg, "law and law both set the driver's policy");
     let e = err(&ap("mechanisms = [{ type = \"zhuge\", profile = \"exact\" }]", wifi));
     assert_eq!(e.issues[0].loc.to_string(), "aps[0].mechanisms[0].profile", "{e}");
     let e = err(&ap("mechanisms = [{ type = \"abc\" }, { type = \"law\" }]", "{ type = \"wired\", rate_mbps = 50 }"));

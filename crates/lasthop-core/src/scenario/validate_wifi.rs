@@ -28,13 +28,14 @@ fn check_law(w: &WifiConfig, law: &crate::mech::law::LawParams, loc: &Loc, is: &
     }
     let kind = "law";
     if w.ap_path.is_some() {
-        is.push(loc.key("ap_path"), format!("mechanism `{kind}` replaces the AP's transmit path; remove ap_path"), json!(null));
+        is.push(loc.key("ap_path"), format!("mechanism `{kind}` sets the stages of the AP's Linux path (its driver, hardware queues, TXQ scheduler and AQM); remove ap_path"), json!(null));
     }
     if matches!(w.rate_control, Some(ref rc) if !matches!(rc, RateControlConfig::Fixed { .. })) {
         is.push(loc.key("rate_control"), format!("mechanism `{kind}` chooses the downlink rates itself; remove the adaptive rate_control"), json!(null));
     }
     let params = crate::mac::config::BssParams::from_config(w);
-    if let Err(e) = crate::mech::law::path::law_path(&params, w, law, &mut crate::rng::Rng::derive(0, "check")) {
+    let driver = crate::mech::law::driver::LawDriverParams::on(&params, law);
+    if let Err(e) = crate::mech::law::driver::LawDriver::new(driver, crate::mac::config::link_rates(w).supported) {
         is.push(loc.clone(), format!("mechanism `{kind}`: {e}"), json!(null));
     }
 }

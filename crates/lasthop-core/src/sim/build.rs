@@ -53,11 +53,29 @@ struct Net<'a> {
     refused: Option<crate::mech::InstallError>,
 }
 
-/// Puts the transmit-path stages mechanisms installed on `node` (a release gate, a TXQ scheduler, a
-/// driver policy)
-/// into its path; refused if the path lacks the stage.
-fn install_path_stages(node: &mut NodeBuilder, path: &mut TxPath) -> Result<(), crate::mech::InstallError> {
+/// A node's transmit path: as configured (`cfg`), or the Linux path when a mechanism set Linux-path
+/// stages (a driver, hardware queues, the TXQs' AQM): the node's `linux` settings as configured, or
+/// the Linux profile's default path in place of a `fifo` one, with what the mechanisms set in them.
+fn node_path(params: &BssParams, cfg: &crate::mac::wifi_config::TxPathConfig, node: &NodeBuilder, rng: &mut Rng) -> TxPath {
+    use crate::mac::wifi_config::TxPathConfig;
+    match (node.needs_linux_path(), cfg) {
+        (false, _) => params.path(cfg, rng),
+        (true, TxPathConfig::Linux { .. }) => params.linux_path_with(cfg, |p| node.adjust_linux(p), rng),
+        (true, TxPathConfig::Fifo { .. }) => params.linux_path_with(&crate::mac::config::default_linux_path(), |p| node.adjust_linux(p), rng),
+    }
+}
+
+/// Puts the transmit-path stages mechanisms installed on `node` (a driver, a release gate, a TXQ
+/// scheduler, a driver policy) into its path; refused if the path lacks the stage. `setup`: what a
+/// driver is built for.
+fn install_path_stages(node: &mut NodeBuilder, path: &mut TxPath, setup: &crate::mac::txpath::driver::DriverSetup<'_>) -> Result<(), crate::mech::InstallError> {
     let refuse = |by: String, what: &str| crate::mech::InstallError::Unsupported { mechanism: by, needs: format!("the `linux` transmit path at '{}' ({what})", node.name) };
+    if let Some((by, make)) = node.driver.take() {
+        let driver = make(setup).map_err(|e| crate::mech::InstallError::Unsupported { mechanism: by.clone(), needs: e })?;
+        if path.set_driver(driver).is_err() {
+            return Err(refuse(by, "a driver stage with no link yet"));
+        }
+    }
     if let Some((by, gate)) = node.release_gate.take() {
         if path.set_release_gate(gate).is_err() {
             return Err(refuse(by, "a driver → hardware-queue boundary to gate"));
@@ -272,19 +290,17 @@ impl<'a> Net<'a> {
         }
     }
 
-    /// An 802.11 BSS: the AP's node (Law's transmit path if the AP runs Law) and, per station, its node
+    /// An 802.11 BSS: the AP's node (with the stages its mechanisms set) and, per station, its node
     /// and the two links between them.
     fn wifi(&mut self, ai: usize, w: &WifiConfig) {
         let (ap, ap_id) = (&self.sc.aps[ai], topology::ap_node(self.sc, ai));
         let params = BssParams::from_config(w);
         let ap_w = self.wifi_nodes.len();
-        let law = self.aps[ai].law();
         let mut rng = Rng::derive(self.seed, &format!("wifi/{}/fq", ap.name));
-        let mut ap_path = match law {
-            Some(law) => crate::mech::law::path::law_path(&params, w, law, &mut rng).expect("validated"),
-            None => params.ap_path(w, &mut rng),
-        };
-        if let Err(e) = install_path_stages(&mut self.aps[ai], &mut ap_path) {
+        let (ap_cfg, _) = crate::mac::config::default_paths(w);
+        let mut ap_path = node_path(&params, &ap_cfg, &self.aps[ai], &mut rng);
+        let setup = crate::mac::txpath::driver::DriverSetup { bss: &params, rates: crate::mac::config::link_rates(w).supported };
+        if let Err(e) = install_path_stages(&mut self.aps[ai], &mut ap_path, &setup) {
             self.refused = Some(e);
         }
         self.wifi_nodes.push(NodeSpec { node: ap_id, bss: self.wifi_bss.len(), is_ap: true, name: ap.name.clone(), path: ap_path });
@@ -305,9 +321,10 @@ impl<'a> Net<'a> {
         let (sta_txv, dl_txv) = (txv(&st.rate_control), txv(&st.downlink_rate_control));
         let channel = ChannelModel::from_config(&st.channel.clone().unwrap_or_default(), seed, &st.name);
         let (_, sta_cfg) = crate::mac::config::default_paths(w);
-        let mut sta_path = params.path(&sta_cfg, &mut Rng::derive(seed, &format!("wifi/{}/fq", st.name)));
         let si = sid as usize - self.sc.servers.len() - self.sc.aps.len();
-        if let Err(e) = install_path_stages(&mut self.stations[si], &mut sta_path) {
+        let mut sta_path = node_path(params, &sta_cfg, &self.stations[si], &mut Rng::derive(seed, &format!("wifi/{}/fq", st.name)));
+        let setup = crate::mac::txpath::driver::DriverSetup { bss: params, rates: crate::mac::config::link_rates(w).supported };
+        if let Err(e) = install_path_stages(&mut self.stations[si], &mut sta_path, &setup) {
             self.refused = Some(e);
         }
         let dl_rc = match self.aps[ai].claimed(Role::RateControl) {

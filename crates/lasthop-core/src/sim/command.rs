@@ -41,7 +41,7 @@ pub(crate) enum Target {
     FlowRate(u32, f64),
     /// A Wi-Fi station's node; its new mean SNR.
     StationSnr(NodeId, f64),
-    /// The transmit path of an AP node (Law's path, or the Linux path's driver policy: LAST-PQ): the
+    /// The transmit path of an AP node (Law's driver, or the driver policy in ath9k's: LAST-PQ): the
     /// `set` table.
     Path(NodeId),
     /// The hook of mechanism `kind` at AP node `ap`.
@@ -139,7 +139,7 @@ fn resolve_ap(sc: &Scenario, rest: &str, set: &Map<String, Value>) -> Result<Tar
 }
 
 /// `aps.<name>.hw`: the hardware time limit of an AP whose `linux` path was given one (the medium
-/// enforces deadlines only on such paths, and Law's path has its own `limit_h_ms`).
+/// enforces deadlines only on such paths, and Law's stages set theirs with `limit_h_ms`).
 fn resolve_hw(sc: &Scenario, ai: usize, set: &Map<String, Value>) -> Result<Target, Refusal> {
     let a = &sc.aps[ai];
     let limited = match &a.last_hop {

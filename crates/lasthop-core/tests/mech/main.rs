@@ -195,6 +195,46 @@ fn law_and_zhuge_on_one_ap_both_act() {
     }
 }
 
+/// Law and QAir on one AP: QAir's release gate sits between Law's driver and the hardware queues (Law
+/// sets the driver, the TXQ scheduler, the hardware queues and the TXQs' AQM; QAir the gate). With QAir
+/// holding the AP to 100 PSDUs/s (R_min = R_max), the PSDUs Law's driver forms enter the hardware at
+/// that rate (plus its retransmissions, which go straight back to the front of the hardware queue but
+/// are counted by the gate), far below what Law sends alone; Law still acts (Limit_q drops, Limit_h
+/// returns).
+#[test]
+fn law_and_qair_compose_on_one_ap() {
+    let qair = r#"{ type = "qair", r_min = 100, r_max = 100, depth = 1 }"#;
+    let (law, both) = (run(&home(r#"{ type = "law" }"#), 1), run(&home(&format!(r#"{{ type = "law" }}, {qair}"#)), 1));
+    let path = |o: &RunOutput| o.components["wifi"]["nodes"][0]["path"].clone();
+    let (pl, pb) = (path(&law), path(&both));
+    assert_eq!((pl["type"].as_str(), pb["type"].as_str()), (Some("law"), Some("law")));
+    assert!(pl.get("release_gate").is_none());
+    let gate = &pb["release_gate"];
+    assert_eq!(gate["type"], "qair");
+    let n = |v: &serde_json::Value| v.as_u64().unwrap_or_else(|| panic!("{v}"));
+    // Every PSDU entering the hardware passed (or was counted by) the gate: fresh ones and Law's
+    // retransmissions.
+    assert_eq!(n(&gate["released"]), n(&pb["driver"]["psdus"]), "{pb}");
+    let fresh = n(&pb["driver"]["psdus"]) - n(&pb["driver"]["sw_retransmissions"]);
+    let (secs, cap) = (30.0, 100.0);
+    assert!((fresh as f64) <= cap * secs + 2.0, "{fresh} fresh PSDUs in {secs} s at {cap}/s");
+    assert!(n(&pl["driver"]["psdus"]) as f64 > 2.0 * cap * secs, "Law alone sends {} PSDUs", pl["driver"]["psdus"]);
+    for p in [&pl, &pb] {
+        assert!(n(&p["driver"]["driver_deadline_drops"]) > 0 && n(&p["driver"]["hw_time_limit_returns"]) > 0, "{}", p["driver"]);
+    }
+    let roles = &both.components["setup"][0]["mechanisms"];
+    assert_eq!(roles[1], serde_json::json!({ "name": "qair", "roles": ["gate the driver's release to the hardware"] }), "{roles}");
+}
+
+/// Law brings its own driver; LAST-PQ hooks into ath9k's: on one AP they are a scenario error at the
+/// second one's path.
+#[test]
+fn law_and_lastpq_both_claim_the_driver() {
+    let sc = home(r#"{ type = "law" }, { type = "lastpq", flows = [{ flow = "call", demand_ms = 20 }] }"#);
+    let e = Scenario::from_toml_str(&sc, Path::new(".")).unwrap_err().to_string();
+    assert!(e.contains("aps[0].mechanisms[1]") && e.contains("law and lastpq both set the driver's policy"), "{e}");
+}
+
 /// A run-time command to Law (`aps.ap.law`): Limit_q cut from 40 to 2 ms at 15 s. From then on Law
 /// drops more at the driver and the packets it delivers waited far less at the AP than in the same run
 /// without the command; before 15 s the two runs are the same.

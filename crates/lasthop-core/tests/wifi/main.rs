@@ -97,8 +97,9 @@ fn the_setup_shows_what_law_forces() {
     assert_eq!(ran(&law), [ran_as("ap", "ap->sta", "law", 1), ran_as("sta", "sta->ap", "minstrel_ht", 2)]);
     assert_eq!(ran(&linux), [ran_as("ap", "ap->sta", "minstrel_ht", 2), ran_as("sta", "sta->ap", "minstrel_ht", 2)]);
     let ap = &law.components["setup"][0];
-    assert_eq!((ap["path"].as_str(), linux.components["setup"][0]["path"].as_str()), (Some("law"), Some("linux")));
-    assert_eq!(ap["mechanisms"], serde_json::json!([{ "name": "law", "roles": ["set the transmit path", "choose the downlink rates"] }]));
+    assert_eq!((ap["path"].as_str(), linux.components["setup"][0]["path"].as_str()), (Some("linux"), Some("linux")));
+    assert!(ap["queues"].as_str().is_some_and(|q| q.contains("Law's driver") && q.contains("2 PSDUs in hardware over all ACs")), "{}", ap["queues"]);
+    assert_eq!(ap["mechanisms"], serde_json::json!([{ "name": "law", "roles": ["set the driver's policy", "schedule the TXQs", "set the hardware queues", "set the TXQs' AQM", "choose the downlink rates"] }]));
 }
 
 /// Uplink and downlink share the medium: two saturated stations and a saturated AP split the airtime;

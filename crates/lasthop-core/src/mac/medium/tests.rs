@@ -151,7 +151,10 @@ fn law_pair(extra: &str, law: crate::mech::law::LawParams, snr_db: f64, seed: u6
     let c = wifi_config(extra);
     let p = BssParams::from_config(&c);
     let tx = |m| TxVector::ht(m, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap();
-    let mut ap = crate::mech::law::path::law_path(&p, &c, &law, &mut Rng::derive(1, "fq")).unwrap();
+    let linux = p.linux_params(&crate::mac::config::default_linux_path()).unwrap();
+    let driver = crate::mech::law::driver::LawDriverParams::on(&p, &law);
+    let ap = crate::mech::law::driver::law_path(driver, crate::mac::config::link_rates(&c).supported, linux, &mut Rng::derive(1, "fq")).unwrap();
+    let mut ap: crate::mac::txpath::TxPath = Box::new(ap);
     p.add_link(&mut ap, 0, tx(7), None);
     let mut sta = p.fifo_path();
     p.add_link(&mut sta, 1, tx(0), None);

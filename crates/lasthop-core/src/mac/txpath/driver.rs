@@ -90,3 +90,36 @@ pub trait DriverPolicy: Send + Sync + std::fmt::Debug {
     /// Counters for `summary.json`.
     fn stats(&self) -> serde_json::Value;
 }
+
+/// The driver stage itself, when a mechanism replaces ath9k's (Law's driver, seed 000: the flow queues
+/// read straight into PSDUs, its own rate and retry decisions, retransmissions back at the front of the
+/// hardware queue). It works on the Linux path's other stages through the path
+/// ([`super::linux::LinuxPath`]'s stage methods: the TXQs' FQ tins, the TXQ schedulers, the release gate
+/// and the hardware queues); ath9k's driver is the path's own when none is installed.
+///
+/// The path calls it with itself, the driver taken out for the call: a driver must not call back into
+/// the path's scheduling round.
+pub trait Driver: Send + Sync + std::fmt::Debug {
+    /// The path added station link `id` as local link `li` (its TXQs exist now).
+    fn add_link(&mut self, li: usize, id: u32);
+    /// A packet entered TXQ (`li`, `ac`): the driver's scheduling round.
+    fn on_txq_enqueue(&mut self, now: SimTime, path: &mut super::linux::LinuxPath, li: usize, ac: usize, out: &mut super::PathOut<'_>);
+    /// A scheduling round the path asks for (the release gate opened).
+    fn schedule(&mut self, now: SimTime, path: &mut super::linux::LinuxPath, ac: usize, out: &mut super::PathOut<'_>);
+    /// The hardware is done with `psdu` (its place in the hardware queue's depth is free already).
+    fn complete(&mut self, now: SimTime, path: &mut super::linux::LinuxPath, psdu: super::Psdu, st: super::TxStatus<'_>, out: &mut super::PathOut<'_>);
+    /// Counters for `summary.json` (the path's `fq` among them), at the path's last event `now`.
+    fn stats(&self, now: SimTime, path: &super::linux::LinuxPath) -> serde_json::Value;
+    /// What the path is, as built with this driver.
+    fn info(&self, path: &super::linux::LinuxPath) -> super::PathInfo;
+    /// The driver itself (tests and tools read its state).
+    fn as_any(&self) -> &dyn std::any::Any;
+    /// A run-time command (`set`, resolved against the scenario beforehand).
+    fn on_command(&mut self, now: SimTime, path: &mut super::linux::LinuxPath, set: &serde_json::Map<String, serde_json::Value>) -> Result<(), (String, String)>;
+}
+
+/// What a driver is built for: the BSS's PHY and aggregation settings and the rates its links may use.
+pub struct DriverSetup<'a> {
+    pub bss: &'a crate::mac::config::BssParams,
+    pub rates: Vec<crate::phy::mcs::TxVector>,
+}

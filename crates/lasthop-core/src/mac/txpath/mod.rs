@@ -9,17 +9,22 @@
 //! * [`fifo::FifoPath`] — one MAC queue per (receiver, AC), PSDUs formed at channel access with
 //!   per-MPDU retry counting, as ns-3's `WifiMacQueue`/`QosTxop` (the validation path).
 //!
-//! The Linux AP path (qdisc → mac80211 txqs with FQ-CoDel and airtime fairness → ath9k driver with
-//! hardware queues and multi-rate retry) is the second variant.
+//! * [`linux::LinuxPath`] — the Linux AP path (qdisc → mac80211 txqs with FQ-CoDel and airtime
+//!   fairness → ath9k driver with hardware queues and multi-rate retry).
 //!
-//! * Law's AP path ([`crate::mech::law::path`]; seed 000) is installed by the Law mechanism in place of
-//!   the configured one: one driver queue, at most two PSDUs in hardware over all ACs, Limit_q drops,
-//!   and a per-PSDU hardware time limit ([`Psdu::hw_deadline`]) that the medium enforces.
-//!
-//! The Linux path is built of stages a mechanism can replace on a node: the TXQ scheduler
-//! ([`scheduler::TxqScheduler`]), the driver policy ([`driver::DriverPolicy`]: dedicated flow queues,
-//! a priority path ahead of the scheduler, aggregation caps) and the release gate between driver and
-//! hardware queue ([`gate::ReleaseGate`]).
+//! The Linux path is built of stages a mechanism can set or replace on a node:
+//! ```text
+//! qdisc ─▶ TXQs (FQ tins; their AQM) ─▶ TXQ scheduler ─▶ driver ─▶ release gate ─▶ hardware queues ─▶ medium
+//! ```
+//! * the TXQs' AQM (mac80211's per-flow CoDel; Law turns it off);
+//! * the TXQ scheduler ([`scheduler::TxqScheduler`]; airtime fairness, or Law's round robin);
+//! * the driver: ath9k's, with a policy hooked into it ([`driver::DriverPolicy`]: dedicated flow
+//!   queues, a priority path ahead of the scheduler, aggregation caps; LAST-PQ), or a driver of a
+//!   mechanism's own in its place ([`driver::Driver`]; Law's, [`crate::mech::law::driver`]);
+//! * the release gate between driver and hardware queue ([`gate::ReleaseGate`]; QAir);
+//! * the hardware queues ([`linux::HwQueueSetup`]): ath9k's depths per AC or one budget over all ACs,
+//!   and an optional per-PSDU time limit ([`Psdu::hw_deadline`]) that the medium enforces (Law's
+//!   Limit_h, or `hw_time_limit_us` on the stock path).
 
 pub mod airtime;
 pub mod ath9k_airtime;
@@ -134,7 +139,7 @@ pub struct LinkSetup {
 /// What a transmit path is, as built: its type, its queues and each link's rate control.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct PathInfo {
-    /// `fifo`, `linux`, or the mechanism whose path it is (`law`).
+    /// `fifo` or `linux` (with the stages mechanisms set in it: `queues` says which).
     pub path: String,
     /// Its queues and their limits, in a few words.
     pub queues: String,
@@ -150,8 +155,8 @@ impl PathInfo {
     }
 }
 
-/// A node's transmit path as the medium and the builder see it: `fifo` (ns-3's), `linux` (mac80211 +
-/// ath9k), or one a mechanism installs (Law's).
+/// A node's transmit path as the medium and the builder see it: `fifo` (ns-3's) or `linux` (mac80211 +
+/// ath9k, with the stages mechanisms set in it).
 pub trait TransmitPath: Send + Sync + std::fmt::Debug {
     /// Adds a link (in the node's local link order).
     fn add_link(&mut self, link: LinkSetup);
@@ -207,6 +212,11 @@ pub trait TransmitPath: Send + Sync + std::fmt::Debug {
     /// driver give it back.
     fn set_driver_policy(&mut self, policy: Box<dyn driver::DriverPolicy>) -> Result<(), Box<dyn driver::DriverPolicy>> {
         Err(policy)
+    }
+    /// Puts a mechanism's driver in place of the path's own (before any link is added); paths without
+    /// a driver stage (`fifo`) give it back.
+    fn set_driver(&mut self, driver: Box<dyn driver::Driver>) -> Result<(), Box<dyn driver::Driver>> {
+        Err(driver)
     }
     /// Whether the path has timers of its own ([`TransmitPath::next_wakeup`]).
     fn has_timers(&self) -> bool {

@@ -3,7 +3,7 @@
 //! Y. Shen and Z. Meng, "Law: Towards Consistent Low Latency in 802.11 Home Networks", NSDI 2026
 //! (seed 000). Implemented: §3.3 (queueing structure reshaping: one driver queue, at most two PSDUs in
 //! hardware across the four ACs, Limit_q in the driver, Limit_h per PSDU in hardware, one software
-//! retransmission pushed straight back to hardware) in [`path`], and §3.4 (rate
+//! retransmission pushed straight back to hardware) in [`driver`], installed as stages of the Linux path, and §3.4 (rate
 //! and retransmission control: Table 2, Eq. 1, Eq. 2, the Stable / Probing / Cleanup states,
 //! Algorithm 1, two-packet probing, the three-consecutive-losses rule) here, in [`LawControl`].
 //! Spec: `wifi-model.md` §8.1.
@@ -65,7 +65,26 @@
 
 mod control;
 mod params;
-pub mod path;
+pub mod driver;
+
+/// Installs Law on an AP as stages of its Linux path ([`driver`]): the driver, the TXQ scheduler
+/// (stations round robin), the hardware queues (`hw_psdus` over all ACs, Limit_h) and TXQs without
+/// CoDel. Law claims the downlink rate control apart.
+pub fn install(p: &LawParams, node: &mut crate::mech::NodeBuilder) -> Result<(), crate::mech::InstallError> {
+    let by = "law";
+    let params = p.clone();
+    node.set_driver(
+        by,
+        Box::new(move |setup: &crate::mac::txpath::driver::DriverSetup<'_>| {
+            let d = driver::LawDriver::new(driver::LawDriverParams::on(setup.bss, &params), setup.rates.clone())?;
+            Ok(Box::new(d) as Box<dyn crate::mac::txpath::driver::Driver>)
+        }),
+    )?;
+    node.set_txq_scheduler(by, Box::new(|_| Box::new(crate::mac::txpath::airtime::AirtimeScheduler::new(0, false))))?;
+    node.set_hw_queue(by, crate::mac::txpath::linux::HwQueueSetup { shared_psdus: Some(p.hw_psdus as usize), time_limit: Some(p.limit_h()) })?;
+    node.set_txq_aqm(by, driver::CODEL_OFF)
+}
+
 
 #[cfg(test)]
 mod tests;

@@ -14,7 +14,11 @@ impl LinuxPath {
     /// `ath_tx_sched_aggr`'s test: an AC with BlockAck sessions holds ATH_AGGR_MIN_QDEPTH (2)
     /// non-probe PSDUs, whether they carry one subframe or many (`ath_tx_form_aggr` marks both
     /// `BUF_AMPDU`); an AC without (VO, or A-MPDU off) holds ATH_NON_AGGR_MIN_QDEPTH (8) frames.
-    pub(super) fn hw_has_room(&self, ac: usize) -> bool {
+    /// With a budget shared over the ACs (`hw_shared`), every PSDU counts, whatever its AC.
+    pub fn hw_has_room(&self, ac: usize) -> bool {
+        if let Some(n) = self.p.hw_shared {
+            return self.hw_count.iter().map(|c| c.1).sum::<usize>() < n;
+        }
         let (ampdu_depth, depth) = self.hw_count[ac];
         if self.aggregate(ac) {
             ampdu_depth < self.p.hw_depth_aggr
@@ -33,6 +37,7 @@ impl LinuxPath {
         if budget.is_some_and(|b| psdu.exceeds(b, self.p.band, self.p.airtime)) {
             return None;
         }
+        self.last_now = now;
         let mut psdu = self.hwq[ac].pop_front().expect("front");
         psdu.hw_deadline = self.head_deadline(ac);
         self.in_air[ac] = true;
@@ -45,6 +50,36 @@ impl LinuxPath {
             out.log.stamp_first(m.pkt.id, Stage::HwHead, now);
         }
         Some(psdu)
+    }
+
+    /// PSDUs in hardware over all ACs (waiting, held by a release gate, or on the air).
+    pub fn in_hardware(&self) -> usize {
+        self.hw_count.iter().map(|c| c.1).sum()
+    }
+
+    /// A driver's retransmission of a PSDU the hardware returned (Law's): straight back to the *front*
+    /// of its hardware queue, counted in the depth. It is not held by a release gate (it was released
+    /// once), but the gate hears of it as of any PSDU entering the hardware.
+    pub fn push_hw_front(&mut self, now: SimTime, li: usize, ac: usize, psdu: Psdu) {
+        let ampdu = self.counts_as_ampdu(&psdu) as usize;
+        let c = &mut self.hw_count[ac];
+        c.0 += ampdu;
+        c.1 += 1;
+        self.push_hw(now, li, ac, psdu, true);
+    }
+
+    /// The PSDU at the head of AC `ac`'s hardware queue while it waits for the medium (`None` while the
+    /// medium holds the AC's head).
+    pub fn waiting_head(&self, ac: usize) -> Option<&Psdu> {
+        if self.in_air[ac] {
+            return None;
+        }
+        self.hwq[ac].front()
+    }
+
+    /// The hardware's time limit for the PSDUs that reach the head of a hardware queue from now on.
+    pub fn set_hw_time_limit(&mut self, limit: Option<SimDuration>) {
+        self.p.hw_time_limit = limit;
     }
 
     /// With a hardware time limit: the deadline of AC `ac`'s head PSDU, which became the head at

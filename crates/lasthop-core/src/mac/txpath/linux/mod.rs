@@ -32,7 +32,7 @@
 //! retries through [`RateControl::tx_limits`] (LLRA does; the others keep the defaults).
 
 use super::airtime::AirtimeScheduler;
-use super::driver::{DriverPolicy, DriverView};
+use super::driver::{Driver, DriverPolicy, DriverView};
 use super::scheduler::TxqScheduler;
 use super::gate::{HeldPsdus, ReleaseGate};
 use super::{Mpdu, PathOut, Psdu, RateChain, TxStatus};
@@ -88,9 +88,57 @@ pub struct LinuxParams {
     /// PSDU reaches the head of its AC's hardware queue, the medium starts no attempt after this long
     /// and hands the PSDU back ([`super::Psdu::hw_deadline`]). `None`: no limit.
     pub hw_time_limit: Option<SimDuration>,
+    /// One budget of PSDUs in hardware over all ACs (Law's two; counting every PSDU, waiting or on the
+    /// air) in place of ath9k's per-AC depths. `None`: ath9k's.
+    pub hw_shared: Option<usize>,
     /// A token bucket shaper (Linux `tbf`) as the root qdisc of the wireless interface: the node's
     /// offered-load cap. `None`: no cap.
     pub tbf: Option<crate::queue::tbf::TbfParams>,
+}
+
+impl LinuxParams {
+    /// ath9k over mac80211 as the Linux profile configures it (`wifi-model.md` §5.1), on a PHY.
+    pub fn ath9k(qos: bool, ampdu: bool, band: Band, airtime: AirtimeOptions) -> Self {
+        LinuxParams {
+            qos,
+            ampdu,
+            band,
+            airtime,
+            fq: FqParams::mac80211(),
+            codel: CodelParams::mac80211(),
+            airtime_fairness: true,
+            afs_variant: crate::mac::wifi_config::AfsVariant::Mac80211,
+            hw_depth_aggr: 2,
+            hw_depth_single: 8,
+            sw_retry_limit: 30,
+            max_subframes: 32,
+            max_ampdu_bytes: 65_535,
+            max_aggr_duration: SimDuration::from_ms(4),
+            baw: 64,
+            fixed_tries: 10,
+            aql: None,
+            t_irq: SimDuration::ZERO,
+            hw_time_limit: None,
+            hw_shared: None,
+            tbf: None,
+        }
+    }
+}
+
+/// The hardware queues a mechanism gives a node's Linux path (Law's: two PSDUs over all ACs, Limit_h).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HwQueueSetup {
+    /// One budget of PSDUs over all ACs ([`LinuxParams::hw_shared`]); `None`: ath9k's per-AC depths.
+    pub shared_psdus: Option<usize>,
+    /// The per-PSDU hardware time limit ([`LinuxParams::hw_time_limit`]); `None`: as configured.
+    pub time_limit: Option<SimDuration>,
+}
+
+impl HwQueueSetup {
+    pub fn apply(&self, p: &mut LinuxParams) {
+        p.hw_shared = self.shared_psdus.or(p.hw_shared);
+        p.hw_time_limit = self.time_limit.or(p.hw_time_limit);
+    }
 }
 
 /// AQL limits (`wifi-model.md` §5.5; Linux defaults since 5.9).
@@ -236,6 +284,10 @@ pub struct LinuxPath {
     /// each (scenario flow, TXQ, AC) it asked for.
     policy: Option<Box<dyn DriverPolicy>>,
     dedicated: std::collections::BTreeMap<(u32, usize, usize), FlowId>,
+    /// The driver a mechanism put in place of ath9k's (`None`: ath9k's, the methods of this type).
+    driver: Option<Box<dyn Driver>>,
+    /// The time of the path's last enqueue, head or completion (a driver's counters are read at it).
+    last_now: SimTime,
 }
 
 /// The driver's queues as its policy sees them.
@@ -284,6 +336,8 @@ impl LinuxPath {
             head_limit: vec![None; nq],
             policy: None,
             dedicated: Default::default(),
+            driver: None,
+            last_now: SimTime::ZERO,
             p,
         }
     }
@@ -324,6 +378,9 @@ impl LinuxPath {
         let n = self.links.len();
         for a in self.afs.iter_mut() {
             a.resize(n);
+        }
+        if let Some(d) = &mut self.driver {
+            d.add_link(n - 1, id);
         }
     }
 
@@ -527,6 +584,7 @@ impl LinuxPath {
 
     /// The hardware is done with `psdu`: the driver handles it now, or t_irq later ([`Self::on_wakeup`]).
     pub fn complete(&mut self, now: SimTime, psdu: Psdu, st: TxStatus<'_>, out: &mut PathOut<'_>) {
+        self.last_now = now;
         let ev = self.left_hardware(now, &psdu, &st);
         let timed_out = hwq::returned_at_time_limit(now, &psdu, &st);
         if self.p.t_irq > SimDuration::ZERO {
@@ -547,6 +605,11 @@ impl LinuxPath {
         let c = &mut self.hw_count[ac];
         c.0 -= ampdu;
         c.1 -= 1;
+        if let Some(mut d) = self.driver.take() {
+            d.complete(now, self, psdu, st, out);
+            self.driver = Some(d);
+            return;
+        }
         // Airtime charged to the station: the PSDU's duration times the attempts made.
         let (txv, _) = psdu.chain.get(0).expect("chain");
         let d = ppdu_duration_with(&txv, psdu.psdu_len, self.p.band, self.p.airtime);
@@ -595,10 +658,17 @@ impl LinuxPath {
         self.schedule(now, ac, out);
     }
 
+    /// The driver's counters (ath9k's, or those of the driver a mechanism installed), and those of the
+    /// other stages that are there: release gate, shaper, driver policy.
     pub fn stats(&self) -> serde_json::Value {
-        let airtime: Vec<Vec<u64>> = self.afs.iter().map(|a| a.charged_us().to_vec()).collect();
-        let rc: Vec<serde_json::Value> = self.links.iter().map(|l| l.rc.as_ref().map(|r| r.stats()).unwrap_or(serde_json::Value::Null)).collect();
-        let mut v = serde_json::json!({ "type": "linux", "driver": self.stats, "fq": self.fq.stats(), "airtime_charged_us": airtime, "rate_control": rc });
+        let mut v = match &self.driver {
+            Some(d) => d.stats(self.last_now, self),
+            None => {
+                let airtime: Vec<Vec<u64>> = self.afs.iter().map(|a| a.charged_us().to_vec()).collect();
+                let rc: Vec<serde_json::Value> = self.links.iter().map(|l| l.rc.as_ref().map(|r| r.stats()).unwrap_or(serde_json::Value::Null)).collect();
+                serde_json::json!({ "type": "linux", "driver": self.stats, "fq": self.fq.stats(), "airtime_charged_us": airtime, "rate_control": rc })
+            }
+        };
         if let Some(g) = &self.gate {
             v["release_gate"] = g.stats();
         }
@@ -632,6 +702,9 @@ impl super::TransmitPath for LinuxPath {
         LinuxPath::stats(self)
     }
     fn info(&self) -> super::PathInfo {
+        if let Some(d) = &self.driver {
+            return d.info(self);
+        }
         let p = &self.p;
         let mut queues = format!(
             "mac80211 TXQs, fq_codel {}/{} ms{}{}, hw queue {} A-MPDUs / {} frames",
@@ -666,8 +739,9 @@ impl super::TransmitPath for LinuxPath {
             .collect();
         super::PathInfo { path: "linux".into(), queues, rate_control }
     }
+    /// ath9k's driver takes a rate controller; a mechanism's driver brings its own rate decisions.
     fn takes_rate_control(&self) -> bool {
-        true
+        self.driver.is_none()
     }
     fn set_airtime_weight(&mut self, link: usize, weight_us: i64) {
         self.set_weight(link, weight_us);
@@ -680,13 +754,29 @@ impl super::TransmitPath for LinuxPath {
         LinuxPath::set_txq_scheduler(self, make);
         true
     }
+    /// A policy hooks into ath9k's driver: refused when a mechanism's driver replaced it.
     fn set_driver_policy(&mut self, policy: Box<dyn DriverPolicy>) -> Result<(), Box<dyn DriverPolicy>> {
+        if self.driver.is_some() {
+            return Err(policy);
+        }
         LinuxPath::set_driver_policy(self, policy);
+        Ok(())
+    }
+    fn set_driver(&mut self, driver: Box<dyn Driver>) -> Result<(), Box<dyn Driver>> {
+        if self.policy.is_some() || !self.links.is_empty() {
+            return Err(driver);
+        }
+        LinuxPath::set_driver(self, driver);
         Ok(())
     }
     /// `time_limit_us` (`aps.<ap>.hw`, resolved beforehand): the hardware time limit of the PSDUs that
     /// reach the head of a hardware queue from now on; any other key goes to the driver policy.
     fn on_command(&mut self, now: SimTime, set: &serde_json::Map<String, serde_json::Value>) -> Result<(), (String, String)> {
+        if let Some(mut d) = self.driver.take() {
+            let r = d.on_command(now, self, set);
+            self.driver = Some(d);
+            return r;
+        }
         if let Some(us) = set.get("time_limit_us").and_then(serde_json::Value::as_f64) {
             self.p.hw_time_limit = Some(SimDuration::from_ns((us * 1e3).round() as u64));
             return Ok(());
@@ -706,13 +796,14 @@ impl super::TransmitPath for LinuxPath {
         self.head_deadline(ac)
     }
     fn shares_hardware(&self) -> bool {
-        self.p.hw_time_limit.is_some()
+        self.p.hw_time_limit.is_some() || self.p.hw_shared.is_some()
     }
     /// The head PSDU leaves its hardware queue unsent: no attempt started, so no `AttemptStart` event
     /// and no `hw_head` stamp (its completion comes as usual).
-    fn expire_head(&mut self, _now: SimTime, ac: usize, _out: &mut PathOut<'_>) -> Option<Psdu> {
+    fn expire_head(&mut self, now: SimTime, ac: usize, _out: &mut PathOut<'_>) -> Option<Psdu> {
         let deadline = self.head_deadline(ac)?;
         let mut psdu = self.hwq[ac].pop_front()?;
+        self.last_now = now;
         psdu.hw_deadline = Some(deadline);
         self.in_air[ac] = true;
         Some(psdu)

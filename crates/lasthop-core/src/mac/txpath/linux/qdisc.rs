@@ -12,6 +12,7 @@ use crate::time::SimTime;
 
 impl LinuxPath {
     pub fn enqueue(&mut self, now: SimTime, link: usize, ac: usize, pkt: Packet, out: &mut PathOut<'_>) {
+        self.last_now = now;
         let Some(tbf) = self.tbf.as_mut() else { return self.enqueue_qdisc(now, link, ac, pkt, out) };
         out.log.stamp(pkt.id, Stage::QdiscEnq, now);
         match tbf.enqueue(now, pkt) {
@@ -82,6 +83,11 @@ impl LinuxPath {
             None => self.fq.enqueue(now, tin, pkt, &mut self.drops),
         }
         self.flush_drops(now, out);
+        if let Some(mut d) = self.driver.take() {
+            d.on_txq_enqueue(now, self, link, ac, out);
+            self.driver = Some(d);
+            return;
+        }
         if self.txq_has_frames(link, ac) {
             self.afs[ac].activate(now, link);
         }

@@ -3,7 +3,7 @@
 //! policy's view of the hardware queue; and the transmit events both see.
 
 use super::{data_airtime, LinuxPath, View};
-use crate::mac::txpath::driver::{DriverPolicy, HwEnqueue};
+use crate::mac::txpath::driver::{Driver, DriverPolicy, HwEnqueue};
 use crate::mac::txpath::gate::{ReleaseGate, ReleasePoint, TxEvent};
 use crate::mac::txpath::{PathOut, Psdu, TxStatus};
 use crate::time::{SimDuration, SimTime};
@@ -31,9 +31,54 @@ impl LinuxPath {
         self.gate.is_some()
     }
 
-    /// Puts a driver policy into the driver.
+    /// Puts a driver policy into ath9k's driver.
     pub fn set_driver_policy(&mut self, policy: Box<dyn DriverPolicy>) {
         self.policy = Some(policy);
+    }
+
+    /// Puts `driver` in place of ath9k's (before the path's links are added).
+    pub fn set_driver(&mut self, driver: Box<dyn Driver>) {
+        self.driver = Some(driver);
+    }
+
+    /// The driver a mechanism put in place of ath9k's, if any.
+    pub fn own_driver(&self) -> Option<&dyn Driver> {
+        self.driver.as_deref()
+    }
+
+    /// The FQ tin of TXQ (`li`, `ac`) (a driver's view of the TXQs).
+    pub fn tin(&self, li: usize, ac: usize) -> crate::queue::fq::TinId {
+        self.links[li].txqs[ac].tin
+    }
+
+    /// The TXQs' shared FQ table.
+    pub fn fq(&self) -> &crate::queue::fq::Fq {
+        &self.fq
+    }
+
+    pub fn fq_mut(&mut self) -> &mut crate::queue::fq::Fq {
+        &mut self.fq
+    }
+
+    /// The TXQ scheduler of AC `ac`.
+    pub fn txq_scheduler(&mut self, ac: usize) -> &mut dyn crate::mac::txpath::scheduler::TxqScheduler {
+        &mut *self.afs[ac]
+    }
+
+    /// The number of ACs (hardware queues): 4 with QoS, 1 without.
+    pub fn num_acs(&self) -> usize {
+        self.hwq.len()
+    }
+
+    /// The driver's scheduling round for AC `ac`: the installed driver's, or ath9k's.
+    pub(super) fn driver_round(&mut self, now: SimTime, ac: usize, out: &mut PathOut<'_>) {
+        match self.driver.take() {
+            Some(mut d) => {
+                d.schedule(now, self, ac, out);
+                self.driver = Some(d);
+            }
+            None => self.schedule(now, ac, out),
+        }
     }
 
     /// When the path needs [`Self::on_wakeup`]: the release gate opens again after refusing, the
@@ -61,7 +106,7 @@ impl LinuxPath {
             self.gate_wakeup = None;
             self.release_held(now);
             for ac in 0..self.hwq.len() {
-                self.schedule(now, ac, out);
+                self.driver_round(now, ac, out);
             }
         }
         self.waking = false;
@@ -82,13 +127,13 @@ impl LinuxPath {
     }
 
     /// Whether the driver may form a PSDU now: always when the gate holds formed PSDUs instead.
-    pub(super) fn may_form(&mut self, now: SimTime) -> bool {
+    pub fn may_form(&mut self, now: SimTime) -> bool {
         self.holds_psdus() || self.gate_open(now)
     }
 
     /// A formed PSDU of TXQ (`li`, `ac`) takes its place in the hardware queue's depth, and enters the
     /// hardware queue now or waits in the gate.
-    pub(super) fn hand_to_hw(&mut self, now: SimTime, li: usize, ac: usize, psdu: Psdu) {
+    pub fn hand_to_hw(&mut self, now: SimTime, li: usize, ac: usize, psdu: Psdu) {
         let ampdu = self.counts_as_ampdu(&psdu) as usize;
         let c = &mut self.hw_count[ac];
         c.0 += ampdu;
@@ -98,7 +143,7 @@ impl LinuxPath {
             self.held.push(li, psdu, tagged);
             self.release_held_for(now, ac);
         } else {
-            self.push_hw(now, li, ac, psdu);
+            self.push_hw(now, li, ac, psdu, false);
         }
     }
 
@@ -109,7 +154,7 @@ impl LinuxPath {
         while !self.held.is_empty() && self.gate_open(now) {
             let (li, psdu) = self.held.pop_highest().expect("not empty");
             acs |= 1 << psdu.ac;
-            self.push_hw(now, li, psdu.ac, psdu);
+            self.push_hw(now, li, psdu.ac, psdu, false);
         }
         acs
     }
@@ -117,7 +162,7 @@ impl LinuxPath {
     /// [`Self::release_held`] while the medium attends to AC `ac` only (a packet of `ac` arrived or
     /// one of its PSDUs completed): if a PSDU of another AC entered its hardware queue, the path asks
     /// to be woken at once, so that the medium requests access for every AC.
-    pub(super) fn release_held_for(&mut self, now: SimTime, ac: usize) {
+    pub fn release_held_for(&mut self, now: SimTime, ac: usize) {
         let others = self.release_held(now) & !(1 << ac);
         if others != 0 && !self.waking {
             // Held PSDUs are released only here and in `on_wakeup`, which re-derives the gate's time.
@@ -144,8 +189,9 @@ impl LinuxPath {
         policy.priority_txq(now, ac, &View { fq: &self.fq, dedicated: &self.dedicated, afs: &self.afs, gate_hold })
     }
 
-    /// Pushes a formed PSDU of TXQ (`li`, `ac`) into its hardware queue (counted in its depth already).
-    pub(super) fn push_hw(&mut self, now: SimTime, li: usize, ac: usize, psdu: Psdu) {
+    /// Pushes a formed PSDU of TXQ (`li`, `ac`) into its hardware queue (counted in its depth already):
+    /// at its back, or with `front` at its front (a driver's retransmission).
+    pub(super) fn push_hw(&mut self, now: SimTime, li: usize, ac: usize, psdu: Psdu, front: bool) {
         if let Some(g) = &mut self.gate {
             g.on_release(now, psdu.link, ac, psdu.psdu_len, psdu.mpdus.len() as u32);
         }
@@ -158,10 +204,14 @@ impl LinuxPath {
             policy.on_hw_enqueue(now, &HwEnqueue { txq: li, ac, bytes: psdu.psdu_len, air, mac });
         }
         self.stats.psdus += 1;
-        if self.hwq[ac].is_empty() && !self.in_air[ac] {
+        if (front || self.hwq[ac].is_empty()) && !self.in_air[ac] {
             self.head_since[ac] = now;
             self.head_limit[ac] = self.p.hw_time_limit;
         }
-        self.hwq[ac].push_back(psdu);
+        if front {
+            self.hwq[ac].push_front(psdu);
+        } else {
+            self.hwq[ac].push_back(psdu);
+        }
     }
 }

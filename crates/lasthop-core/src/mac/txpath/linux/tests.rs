@@ -28,6 +28,7 @@ fn params(hw_depth_aggr: usize) -> LinuxParams {
         aql: None,
         t_irq: SimDuration::ZERO,
         hw_time_limit: None,
+        hw_shared: None,
         tbf: None,
     }
 }

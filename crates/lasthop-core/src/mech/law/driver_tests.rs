@@ -1,20 +1,28 @@
-//! Law's transmit path driven directly (the medium's part played by hand): the two-PSDU hardware,
+//! Law's stages of the Linux path driven directly (the medium's part played by hand): the two-PSDU hardware,
 //! Limit_q at push and on return, one software retransmission at the front of the hardware queue.
 
 use super::*;
 use crate::mech::law::State;
 use crate::phy::mcs::{ChannelWidth, GuardInterval};
 use crate::mac::txpath::testkit::Io;
+use crate::mac::txpath::linux::LinuxParams;
+use crate::mac::txpath::TransmitPath;
 
 fn rates() -> Vec<TxVector> {
     (0..8).map(|m| TxVector::ht(m, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap()).collect()
 }
 
-fn path(law: LawParams, ampdu: bool) -> LawPath {
-    let p = LawPathParams { qos: true, ampdu, band: Band::Ghz5, airtime: AirtimeOptions::STANDARD, law, fq: FqParams::mac80211(), max_ampdu_bytes: 65_535, baw: 64 };
-    let mut path = LawPath::new(p, rates(), &mut Rng::derive(1, "fq")).unwrap();
-    path.add_link(0);
+fn path(law: LawParams, ampdu: bool) -> LinuxPath {
+    let p = LawDriverParams { qos: true, ampdu, band: Band::Ghz5, airtime: AirtimeOptions::STANDARD, law, max_ampdu_bytes: 65_535, baw: 64 };
+    let linux = LinuxParams::ath9k(true, ampdu, Band::Ghz5, AirtimeOptions::STANDARD);
+    let mut path = law_path(p, rates(), linux, &mut crate::rng::Rng::derive(1, "fq")).unwrap();
+    path.add_link(0, rates()[0], None);
     path
+}
+
+/// Law's controller of the path's first link.
+fn control(p: &LinuxPath) -> &LawControl {
+    p.own_driver().and_then(|d| d.as_any().downcast_ref::<LawDriver>()).expect("Law's driver").control(0)
 }
 
 fn pkt(id: u64, flow: u32, dscp: u8) -> Packet {
@@ -24,14 +32,14 @@ fn pkt(id: u64, flow: u32, dscp: u8) -> Packet {
 const BE: usize = AccessCategory::Be as usize;
 const VO: usize = AccessCategory::Vo as usize;
 
-fn ok(p: &mut LawPath, io: &mut Io, now: SimTime, ac: usize) -> Psdu {
+fn ok(p: &mut LinuxPath, io: &mut Io, now: SimTime, ac: usize) -> Psdu {
     let psdu = p.head(now, ac, None, &mut io.out()).expect("a PSDU");
     let received = vec![true; psdu.mpdus.len()];
     p.complete(now, psdu.clone(), TxStatus { success: true, received: &received, attempts: 1 }, &mut io.out());
     psdu
 }
 
-fn fail(p: &mut LawPath, io: &mut Io, now: SimTime, ac: usize) -> Psdu {
+fn fail(p: &mut LinuxPath, io: &mut Io, now: SimTime, ac: usize) -> Psdu {
     let psdu = p.head(now, ac, None, &mut io.out()).expect("a PSDU");
     let received = vec![false; psdu.mpdus.len()];
     p.complete(now, psdu.clone(), TxStatus { success: false, received: &received, attempts: 2 }, &mut io.out());
@@ -75,12 +83,12 @@ fn limit_q_drops_at_the_exact_sojourn() {
     io.enqueue(&mut p, SimTime::from_ns(1), 0, BE, pkt(2, 0, 0));
     ok(&mut p, &mut io, SimTime::ZERO + q, BE);
     assert!(io.dropped.is_empty(), "packet 1's sojourn is exactly Limit_q");
-    assert_eq!(p.control(0).state(), State::Stable);
+    assert_eq!(control(&p).state(), State::Stable);
     let second = ok(&mut p, &mut io, SimTime::ZERO + q + SimDuration::from_ns(2), BE);
     assert_eq!(second.mpdus[0].pkt.id, 1);
     assert_eq!(io.dropped.len(), 1);
     assert_eq!((io.dropped[0].0.id, io.dropped[0].1), (2, DropReason::Deadline), "Limit_q + 1 ns");
-    assert_eq!(p.control(0).state(), State::Cleanup);
+    assert_eq!(control(&p).state(), State::Cleanup);
     assert!(!p.pending(BE));
 }
 
@@ -109,7 +117,7 @@ fn one_software_retransmission_at_the_front_then_drop() {
     assert_eq!(io.releases, vec![(0, BE, 1)], "the window moves past seq 0");
     let next = ok(&mut p, &mut io, t(1000), BE);
     assert_eq!(next.mpdus[0].pkt.id, 1);
-    assert_eq!(p.control(0).stats().sw_retransmissions, 1);
+    assert_eq!(control(&p).stats().sw_retransmissions, 1);
 }
 
 /// A packet the hardware returns after Limit_q is dropped (reason `deadline`), not retransmitted.
@@ -121,7 +129,7 @@ fn returned_over_limit_q_is_dropped() {
     fail(&mut p, &mut io, SimTime::from_ms(41), BE);
     assert_eq!(io.dropped.len(), 1);
     assert_eq!(io.dropped[0].1, DropReason::Deadline);
-    assert_eq!(p.control(0).state(), State::Cleanup);
+    assert_eq!(control(&p).state(), State::Cleanup);
     assert_eq!(p.in_hardware(), 0);
 }
 

@@ -1,7 +1,17 @@
-//! Law's transmit path at an AP (seed 000 §3.3; `wifi-model.md` §8.1): the mac80211 flow queues moved
-//! into the driver as one queue structure, no software retry queue, and a hardware that holds at most
-//! two PSDUs over all four ACs. The rate and retry decisions come from [`super::control`]. Law installs
-//! it on the AP in place of the configured transmit path ([`crate::mech::hook::Install::LawPath`]).
+//! Law's driver at an AP (seed 000 §3.3; `wifi-model.md` §8.1): the mac80211 flow queues read straight
+//! into PSDUs as one driver queue structure, no software retry queue, and a hardware that holds at most
+//! two PSDUs over all four ACs. The rate and retry decisions come from [`super::control`].
+//!
+//! Law installs it as stages of the AP's Linux path ([`crate::mac::txpath::linux`]), not as a path of
+//! its own:
+//! * the **driver** ([`LawDriver`], a [`Driver`]) in place of ath9k's;
+//! * the **hardware queue**: one budget of `hw_psdus` PSDUs over all ACs, and Limit_h as the path's
+//!   per-PSDU hardware time limit (`hw_time_limit`, the same the stock path offers);
+//! * the **TXQ scheduler**: stations round robin per AC (mac80211's scheduler without airtime fairness);
+//! * the **TXQs' AQM**: off (FQ's DRR per station × AC stays).
+//!
+//! The path's other stages work with it as with ath9k's driver: its qdiscs and shaper, t_irq, and a
+//! release gate (QAir's) between this driver and the hardware queues.
 //!
 //! ```text
 //! enqueue ─▶ driver queue: FQ (DRR over flows) per station × AC, CoDel off   ── t_txq_enq
@@ -18,6 +28,12 @@
 //! ```
 //!
 //! Choices beyond the paper (each also in [`crate::mech::law`]'s docs where it concerns the controller):
+//! * t_hw_head is stamped when a PSDU reaches the head of its hardware queue (Limit_h's start), before
+//!   the path's own stamp at its first attempt.
+//! * With a release gate (QAir's), a retransmission goes to the front of the hardware queue without
+//!   waiting at the gate (the PSDU was released once); the gate hears of it as of any PSDU entering
+//!   the hardware (a token; QAir's Delay Monitor pairs it with a completion in FIFO order, so its t_k
+//!   may take an older PSDU's start: an approximation).
 //! * The driver queue keeps mac80211's FQ (4096 flows, 300-B quantum) per station × AC, so flows keep
 //!   their DRR isolation after the move ("we moved the flow queues down to the driver", Fig. 12); CoDel
 //!   is off (the paper leaves AQM in Law as future work, §5).
@@ -31,7 +47,8 @@
 //! * A PSDU returned by Limit_h while on the air (ACK timeout pending) is returned when that exchange
 //!   ends: the hardware does not cut a PPDU.
 
-use crate::mac::txpath::airtime::AirtimeScheduler;
+use crate::mac::txpath::driver::Driver;
+use crate::mac::txpath::linux::LinuxPath;
 use crate::mac::txpath::{Mpdu, PathOut, Psdu, RateChain, TxStatus};
 use crate::mac::edca::AccessCategory;
 use crate::mech::law::{LawControl, LawParams, Loss, ProbeTag, SwTxReport, TxPlan};
@@ -40,33 +57,44 @@ use crate::phy::airtime::{ppdu_duration_with, AirtimeOptions};
 use crate::phy::ampdu_len::ampdu_len_with;
 use crate::phy::mcs::{Band, TxVector};
 use crate::queue::codel::CodelParams;
-use crate::queue::fq::{Fq, FqParams, TinId};
 use crate::queue::Dropped;
-use crate::rng::Rng;
 use crate::stats::{DropReason, Stage};
 use crate::time::{SimDuration, SimTime};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-/// Settings of the path.
+/// Settings of the driver.
 #[derive(Clone, Debug)]
-pub struct LawPathParams {
+pub struct LawDriverParams {
     pub qos: bool,
     pub ampdu: bool,
     pub band: Band,
     pub airtime: AirtimeOptions,
     pub law: LawParams,
-    pub fq: FqParams,
     pub max_ampdu_bytes: u32,
     /// BlockAck window (64).
     pub baw: u64,
 }
 
-/// CoDel that never acts: Law's driver queue has no AQM.
-const CODEL_OFF: CodelParams = CodelParams { target_us: u32::MAX, interval_us: u32::MAX, ecn: false, mtu: 0 };
+impl LawDriverParams {
+    /// Law's settings on a BSS (its A-MPDU length capped by the BSS's).
+    pub fn on(bss: &crate::mac::config::BssParams, law: &LawParams) -> Self {
+        LawDriverParams {
+            qos: bss.qos,
+            ampdu: bss.ampdu,
+            band: bss.timings.band,
+            airtime: bss.airtime,
+            law: LawParams { max_subframes: law.max_subframes.min(bss.ampdu_limits.max_mpdus), ..law.clone() },
+            max_ampdu_bytes: bss.ampdu_limits.max_bytes,
+            baw: bss.ampdu_limits.max_mpdus as u64,
+        }
+    }
+}
 
-#[derive(Debug)]
+/// CoDel that never acts: Law's driver queue has no AQM (the TXQs' AQM Law installs).
+pub const CODEL_OFF: CodelParams = CodelParams { target_us: u32::MAX, interval_us: u32::MAX, ecn: false, mtu: 0 };
+
+#[derive(Debug, Default)]
 struct LawTxq {
-    tin: TinId,
     /// A dequeued packet that did not fit the PSDU being formed.
     look: Option<Packet>,
     /// Failed MPDUs a slower retransmission could not carry (see the module docs).
@@ -85,7 +113,7 @@ struct LawLink {
     ctl: LawControl,
 }
 
-/// What the path remembers of a PSDU in hardware (keyed by its first MPDU's packet id).
+/// What the driver remembers of a PSDU in hardware (keyed by its first MPDU's packet id).
 #[derive(Clone, Copy, Debug)]
 struct PsduMeta {
     rate: usize,
@@ -94,9 +122,9 @@ struct PsduMeta {
     probe: Option<ProbeTag>,
 }
 
-/// Counters of the path.
+/// Counters of the driver.
 #[derive(Clone, Copy, Debug, Default, serde::Serialize)]
-pub struct LawPathStats {
+pub struct LawDriverStats {
     pub psdus: u64,
     pub sw_retransmissions: u64,
     /// Packets over Limit_q when about to be pushed into hardware.
@@ -111,75 +139,40 @@ pub struct LawPathStats {
     pub split_retransmissions: u64,
 }
 
-/// The path.
+/// Law's driver.
 #[derive(Debug)]
-pub struct LawPath {
-    p: LawPathParams,
+pub struct LawDriver {
+    p: LawDriverParams,
     limit_q: SimDuration,
     limit_h: SimDuration,
     rates: Vec<TxVector>,
-    fq: Fq,
     links: Vec<LawLink>,
-    rr: Vec<AirtimeScheduler>,
-    hwq: Vec<VecDeque<Psdu>>,
-    /// The medium holds AC `ac`'s head PSDU (between `head` and `complete`).
-    in_air: Vec<bool>,
-    /// PSDUs in hardware over all ACs.
-    in_hw: usize,
     meta: BTreeMap<u64, PsduMeta>,
     /// Software transmissions made so far, per packet in hardware or waiting in a `back` queue.
     sw_tx: BTreeMap<u64, u32>,
     drops: Vec<Dropped>,
-    stats: LawPathStats,
-    last_now: SimTime,
+    stats: LawDriverStats,
 }
 
-impl LawPath {
-    /// Changes Limit_q and/or Limit_h from now on (a run-time command): packets and PSDUs already
-    /// queued are judged by the new limits.
-    pub fn set_limits(&mut self, limit_q: Option<SimDuration>, limit_h: Option<SimDuration>) {
-        self.limit_q = limit_q.unwrap_or(self.limit_q);
-        self.limit_h = limit_h.unwrap_or(self.limit_h);
-    }
-
-    /// An empty path whose links may use `rates` (only single-stream rates are kept: Law runs on SISO).
-    pub fn new(p: LawPathParams, rates: Vec<TxVector>, rng: &mut Rng) -> Result<Self, String> {
+impl LawDriver {
+    /// A driver without links whose links may use `rates` (only single-stream rates are kept: Law runs
+    /// on SISO).
+    pub fn new(p: LawDriverParams, rates: Vec<TxVector>) -> Result<Self, String> {
         p.law.validate().map_err(|(f, m)| format!("{f}: {m}"))?;
         let rates: Vec<TxVector> = rates.into_iter().filter(|t| t.nss == 1).collect();
         // Fail early (and with a message) rather than at the first link.
         LawControl::new(&p.law, rates.clone())?;
-        let nq = if p.qos { 4 } else { 1 };
-        Ok(LawPath {
+        Ok(LawDriver {
             limit_q: p.law.limit_q(),
             limit_h: p.law.limit_h(),
             rates,
-            fq: Fq::new(p.fq, rng),
             links: Vec::new(),
-            rr: (0..nq).map(|_| AirtimeScheduler::new(0, false)).collect(),
-            hwq: (0..nq).map(|_| VecDeque::new()).collect(),
-            in_air: vec![false; nq],
-            in_hw: 0,
             meta: BTreeMap::new(),
             sw_tx: BTreeMap::new(),
             drops: Vec::new(),
-            stats: LawPathStats::default(),
-            last_now: SimTime::ZERO,
+            stats: LawDriverStats::default(),
             p,
         })
-    }
-
-    /// Adds a station link (medium link `id`) with its own controller.
-    pub fn add_link(&mut self, id: u32) {
-        let nq = self.hwq.len();
-        let txqs = (0..nq)
-            .map(|_| LawTxq { tin: self.fq.add_tin(CODEL_OFF), look: None, back: VecDeque::new(), next_seq: 0, outstanding: BTreeSet::new(), released: 0 })
-            .collect();
-        let ctl = LawControl::new(&self.p.law, self.rates.clone()).expect("checked in new");
-        self.links.push(LawLink { id, txqs, ctl });
-        let n = self.links.len();
-        for r in self.rr.iter_mut() {
-            *r = AirtimeScheduler::new(n, false);
-        }
     }
 
     /// The controller of local link `li` (for tests and stats).
@@ -187,93 +180,58 @@ impl LawPath {
         &self.links[li].ctl
     }
 
-    /// PSDUs in hardware, over all ACs.
-    pub fn in_hardware(&self) -> usize {
-        self.in_hw
-    }
-
-    fn txq_has_frames(&self, li: usize, ac: usize) -> bool {
+    fn txq_has_frames(&self, s: &LinuxPath, li: usize, ac: usize) -> bool {
         let t = &self.links[li].txqs[ac];
-        t.look.is_some() || !t.back.is_empty() || !self.fq.tin_is_empty(t.tin)
+        t.look.is_some() || !t.back.is_empty() || !s.fq().tin_is_empty(s.tin(li, ac))
     }
 
     /// Packets of link `li` in the driver ("current packets in driver" of Algorithm 1).
-    fn in_driver(&self, li: usize) -> usize {
-        self.links[li].txqs.iter().map(|t| self.fq.tin_backlog_packets(t.tin) as usize + t.look.is_some() as usize + t.back.len()).sum()
+    fn in_driver(&self, s: &LinuxPath, li: usize) -> usize {
+        self.links[li].txqs.iter().enumerate().map(|(ac, t)| s.fq().tin_backlog_packets(s.tin(li, ac)) as usize + t.look.is_some() as usize + t.back.len()).sum()
     }
 
     fn flush_drops(&mut self, out: &mut PathOut<'_>) {
         out.dropped.append(&mut self.drops);
     }
 
-    pub fn enqueue(&mut self, now: SimTime, link: usize, ac: usize, pkt: Packet, out: &mut PathOut<'_>) {
-        self.last_now = now;
-        let tin = self.links[link].txqs[ac].tin;
-        out.log.stamp(pkt.id, Stage::TxqEnq, now);
-        self.fq.enqueue(now, tin, pkt, &mut self.drops);
-        self.flush_drops(out);
-        let n = self.in_driver(link);
-        self.links[link].ctl.on_enqueue(now, n);
-        if self.txq_has_frames(link, ac) {
-            self.rr[ac].activate(link);
-        }
-        self.fill(now, out);
-    }
-
-    pub fn pending(&self, ac: usize) -> bool {
-        !self.hwq[ac].is_empty()
-    }
-
-    /// The Limit_h deadline of AC `ac`'s head PSDU while it waits in the hardware queue.
-    pub fn hw_deadline(&self, ac: usize) -> Option<SimTime> {
-        if self.in_air[ac] {
-            return None;
-        }
-        self.hwq[ac].front().and_then(|p| p.hw_deadline)
-    }
-
-    /// Starts the Limit_h clock of AC `ac`'s head PSDU if it just became the head.
-    fn mark_head(&mut self, now: SimTime, ac: usize, out: &mut PathOut<'_>) {
-        if self.in_air[ac] {
-            return;
-        }
-        if let Some(front) = self.hwq[ac].front_mut() {
-            if front.hw_deadline.is_none() {
-                front.hw_deadline = Some(now + self.limit_h);
-                for m in &front.mpdus {
-                    out.log.stamp_first(m.pkt.id, Stage::HwHead, now);
-                }
+    /// Stamps t_hw_head on the MPDUs of AC `ac`'s head PSDU if it just reached the head (Limit_h's
+    /// clock starts then: the path's hardware time limit).
+    fn mark_head(s: &LinuxPath, ac: usize, now: SimTime, out: &mut PathOut<'_>) {
+        if let Some(front) = s.waiting_head(ac) {
+            for m in &front.mpdus {
+                out.log.stamp_first(m.pkt.id, Stage::HwHead, now);
             }
         }
     }
 
-    fn push_hw(&mut self, now: SimTime, psdu: Psdu, meta: PsduMeta, front: bool, out: &mut PathOut<'_>) {
+    /// Pushes a PSDU of link `li` into the hardware (at the back, or with `front` at the front); its
+    /// [`PsduMeta`] is kept already.
+    fn push_hw(&mut self, now: SimTime, s: &mut LinuxPath, li: usize, psdu: Psdu, front: bool, out: &mut PathOut<'_>) {
         let ac = psdu.ac;
-        self.meta.insert(psdu.mpdus[0].pkt.id, meta);
         for m in &psdu.mpdus {
             out.log.stamp(m.pkt.id, Stage::HwEnq, now);
             *self.sw_tx.entry(m.pkt.id).or_insert(0) += 1;
         }
         self.stats.psdus += 1;
-        self.in_hw += 1;
         if front {
-            self.hwq[ac].push_front(psdu);
+            s.push_hw_front(now, li, ac, psdu);
         } else {
-            self.hwq[ac].push_back(psdu);
+            s.hand_to_hw(now, li, ac, psdu);
         }
-        self.mark_head(now, ac, out);
+        Self::mark_head(s, ac, now, out);
     }
 
-    /// Fills the hardware up to its PSDU limit: ACs in priority order, stations round robin.
-    fn fill(&mut self, now: SimTime, out: &mut PathOut<'_>) {
-        'outer: while self.in_hw < self.p.law.hw_psdus as usize {
-            for ac in 0..self.hwq.len() {
-                while let Some(li) = self.rr[ac].next_txq() {
-                    let formed = self.form(now, li, ac, out);
-                    let more = self.txq_has_frames(li, ac);
-                    self.rr[ac].return_txq(li, more);
+    /// Fills the hardware up to its PSDU budget: ACs in priority order, stations round robin.
+    fn fill(&mut self, now: SimTime, s: &mut LinuxPath, out: &mut PathOut<'_>) {
+        'outer: while s.hw_has_room(0) && s.may_form(now) {
+            for ac in 0..s.num_acs() {
+                while let Some(li) = s.txq_scheduler(ac).next_txq(now) {
+                    let formed = self.form(now, s, li, ac, out);
+                    let more = self.txq_has_frames(s, li, ac);
+                    s.txq_scheduler(ac).return_txq(li, more);
                     if let Some((psdu, meta)) = formed {
-                        self.push_hw(now, psdu, meta, false, out);
+                        self.meta.insert(psdu.mpdus[0].pkt.id, meta);
+                        self.push_hw(now, s, li, psdu, false, out);
                         continue 'outer;
                     }
                     if more {
@@ -289,14 +247,13 @@ impl LawPath {
 
     /// The next packet of TXQ (`li`, `ac`) within Limit_q; older ones are dropped on the way
     /// (Algorithm 1, line 4).
-    fn take_fresh(&mut self, now: SimTime, li: usize, ac: usize, out: &mut PathOut<'_>) -> Option<Packet> {
+    fn take_fresh(&mut self, now: SimTime, s: &mut LinuxPath, li: usize, ac: usize, out: &mut PathOut<'_>) -> Option<Packet> {
         loop {
-            let txq = &mut self.links[li].txqs[ac];
-            let pkt = match txq.look.take() {
+            let pkt = match self.links[li].txqs[ac].look.take() {
                 Some(p) => p,
                 None => {
-                    let tin = txq.tin;
-                    let p = self.fq.dequeue(now, tin, &mut self.drops)?;
+                    let tin = s.tin(li, ac);
+                    let p = s.fq_mut().dequeue(now, tin, &mut self.drops)?;
                     out.log.stamp(p.id, Stage::TxqDeq, now);
                     p
                 }
@@ -339,18 +296,18 @@ impl LawPath {
     }
 
     /// Forms a PSDU from TXQ (`li`, `ac`): MPDUs waiting in `back` first, then fresh packets.
-    fn form(&mut self, now: SimTime, li: usize, ac: usize, out: &mut PathOut<'_>) -> Option<(Psdu, PsduMeta)> {
+    fn form(&mut self, now: SimTime, s: &mut LinuxPath, li: usize, ac: usize, out: &mut PathOut<'_>) -> Option<(Psdu, PsduMeta)> {
         let first = match self.take_back(now, li, ac) {
             Some(m) => m,
             None => {
                 if !self.baw_room(li, ac) {
                     return None;
                 }
-                let pkt = self.take_fresh(now, li, ac, out)?;
+                let pkt = self.take_fresh(now, s, li, ac, out)?;
                 self.new_mpdu(li, ac, pkt)
             }
         };
-        let n = self.in_driver(li);
+        let n = self.in_driver(s, li);
         let ctl = &mut self.links[li].ctl;
         ctl.on_push(now, n);
         let plan = ctl.plan_first();
@@ -364,7 +321,7 @@ impl LawPath {
                     if !self.baw_room(li, ac) {
                         break;
                     }
-                    let Some(pkt) = self.take_fresh(now, li, ac, out) else { break };
+                    let Some(pkt) = self.take_fresh(now, s, li, ac, out) else { break };
                     let m = Mpdu { pkt, seq: u64::MAX, len: crate::mac::mpdu_len(pkt.size, self.p.qos), attempts: 0, enq: pkt.enqueued };
                     if !self.fits(&plan, len, m.len) {
                         self.links[li].txqs[ac].look = Some(pkt);
@@ -415,16 +372,6 @@ impl LawPath {
         (psdu, PsduMeta { rate: plan.rate, sw_tx, probe: plan.probe })
     }
 
-    pub fn head(&mut self, now: SimTime, ac: usize, budget: Option<SimDuration>, _out: &mut PathOut<'_>) -> Option<Psdu> {
-        let psdu = self.hwq[ac].front()?;
-        if budget.is_some_and(|b| psdu.exceeds(b, self.p.band, self.p.airtime)) {
-            return None;
-        }
-        self.last_now = now;
-        self.in_air[ac] = true;
-        self.hwq[ac].pop_front()
-    }
-
     fn deadline_drop_returned(&mut self, now: SimTime, li: usize, ac: usize, m: Mpdu, probe: Option<ProbeTag>) {
         self.stats.returned_deadline_drops += 1;
         self.finish_mpdu(li, ac, &m);
@@ -449,13 +396,12 @@ impl LawPath {
         }
     }
 
-    pub fn complete(&mut self, now: SimTime, psdu: Psdu, st: TxStatus<'_>, out: &mut PathOut<'_>) {
-        self.last_now = now;
+    /// The hardware is done with `psdu`: the report to the controller, then each MPDU acknowledged,
+    /// dropped, or retransmitted at once.
+    fn completed(&mut self, now: SimTime, s: &mut LinuxPath, psdu: Psdu, st: TxStatus<'_>, out: &mut PathOut<'_>) {
         let ac = psdu.ac;
-        self.in_air[ac] = false;
-        self.in_hw -= 1;
         let li = self.links.iter().position(|l| l.id == psdu.link).expect("own link");
-        let meta = self.meta.remove(&psdu.mpdus[0].pkt.id).expect("PSDU from this path");
+        let meta = self.meta.remove(&psdu.mpdus[0].pkt.id).expect("PSDU from this driver");
         let head = psdu.hw_deadline.map_or(now, |d| d - self.limit_h);
         if !st.success && psdu.hw_deadline.is_some_and(|d| now >= d) {
             self.stats.hw_time_limit_returns += 1;
@@ -463,6 +409,9 @@ impl LawPath {
         let acked = st.received.iter().filter(|&&r| r).count() as u32;
         let report = SwTxReport { rate: meta.rate, tx_time: now.saturating_since(head), mpdus: psdu.mpdus.len() as u32, acked, sw_tx: meta.sw_tx, probe: meta.probe };
         self.links[li].ctl.on_report(now, &report);
+        // Airtime charged to the station (the round robin ignores it; a fair scheduler would not).
+        let (txv, _) = psdu.chain.get(0).expect("chain");
+        s.txq_scheduler(ac).charge(li, ppdu_duration_with(&txv, psdu.psdu_len, self.p.band, self.p.airtime).as_ns() / 1000 * st.attempts as u64);
         let mut retx: Vec<Mpdu> = Vec::new();
         for (i, m) in psdu.mpdus.iter().enumerate() {
             let mut m = *m;
@@ -482,21 +431,23 @@ impl LawPath {
             }
         }
         if !retx.is_empty() {
-            self.retransmit(now, li, ac, retx, meta, out);
+            self.retransmit(now, s, (li, ac), retx, meta, out);
         }
-        let n = self.in_driver(li);
+        let n = self.in_driver(s, li);
         self.links[li].ctl.on_hw_return(now, n);
         self.release(li, ac, out);
-        self.mark_head(now, ac, out);
-        if self.txq_has_frames(li, ac) {
-            self.rr[ac].activate(li);
+        Self::mark_head(s, ac, now, out);
+        if self.txq_has_frames(s, li, ac) {
+            s.txq_scheduler(ac).activate(now, li);
         }
-        self.fill(now, out);
+        // A PSDU held by a release gate may go now.
+        s.release_held_for(now, ac);
+        self.fill(now, s, out);
     }
 
     /// Pushes the failed MPDUs straight back to the front of the hardware queue at a re-selected rate;
     /// what the slower rate cannot carry within one attempt waits at the head of the TXQ.
-    fn retransmit(&mut self, now: SimTime, li: usize, ac: usize, mut retx: Vec<Mpdu>, meta: PsduMeta, out: &mut PathOut<'_>) {
+    fn retransmit(&mut self, now: SimTime, s: &mut LinuxPath, (li, ac): (usize, usize), mut retx: Vec<Mpdu>, meta: PsduMeta, out: &mut PathOut<'_>) {
         let plan = self.links[li].ctl.plan_retransmission(meta.rate);
         self.stats.sw_retransmissions += retx.len() as u64;
         let mut len = ampdu_len_with(0, retx[0].len);
@@ -514,72 +465,90 @@ impl LawPath {
         }
         let (psdu, mut m) = self.psdu(li, ac, retx, &plan, meta.sw_tx + 1);
         m.probe = meta.probe;
-        self.push_hw(now, psdu, m, true, out);
+        self.meta.insert(psdu.mpdus[0].pkt.id, m);
+        self.push_hw(now, s, li, psdu, true, out);
     }
 
-    pub fn stats(&self) -> serde_json::Value {
-        let rc: Vec<serde_json::Value> = self.links.iter().map(|l| l.ctl.stats_json(self.last_now)).collect();
-        serde_json::json!({ "type": "law", "driver": self.stats, "fq": self.fq.stats(), "rate_control": rc })
+    /// Changes Limit_q and/or Limit_h from now on (a run-time command): packets queued are judged by
+    /// the new Limit_q, and PSDUs that reach the head of a hardware queue from now on by the new Limit_h.
+    fn set_limits(&mut self, s: &mut LinuxPath, limit_q: Option<SimDuration>, limit_h: Option<SimDuration>) {
+        self.limit_q = limit_q.unwrap_or(self.limit_q);
+        self.limit_h = limit_h.unwrap_or(self.limit_h);
+        s.set_hw_time_limit(Some(self.limit_h));
     }
 }
 
-/// Law's AP path over the BSS's rates (`mechanisms = [{ type = "law", ... }]`); `rng` perturbs its FQ
-/// hash. Fails with a message when the parameters or the rates do not fit.
-pub fn law_path(bss: &crate::mac::config::BssParams, c: &crate::mac::wifi_config::WifiConfig, law: &LawParams, rng: &mut Rng) -> Result<crate::mac::txpath::TxPath, String> {
-    let law = LawParams { max_subframes: law.max_subframes.min(bss.ampdu_limits.max_mpdus), ..law.clone() };
-    let p = LawPathParams {
-        qos: bss.qos,
-        ampdu: bss.ampdu,
-        band: bss.timings.band,
-        airtime: bss.airtime,
-        law,
-        fq: FqParams::mac80211(),
-        max_ampdu_bytes: bss.ampdu_limits.max_bytes,
-        baw: bss.ampdu_limits.max_mpdus as u64,
-    };
-    LawPath::new(p, crate::mac::config::link_rates(c).supported, rng).map(|p| Box::new(p) as crate::mac::txpath::TxPath)
-}
-
-impl crate::mac::txpath::TransmitPath for LawPath {
-    fn add_link(&mut self, l: crate::mac::txpath::LinkSetup) {
-        LawPath::add_link(self, l.id);
+impl Driver for LawDriver {
+    fn add_link(&mut self, li: usize, id: u32) {
+        debug_assert_eq!(li, self.links.len());
+        let nq = if self.p.qos { 4 } else { 1 };
+        let ctl = LawControl::new(&self.p.law, self.rates.clone()).expect("checked in new");
+        self.links.push(LawLink { id, txqs: (0..nq).map(|_| LawTxq::default()).collect(), ctl });
     }
-    fn info(&self) -> crate::mac::txpath::PathInfo {
+
+    /// Algorithm 1 at entry (N_driver > Len_max → Cleanup), then the hardware is filled.
+    fn on_txq_enqueue(&mut self, now: SimTime, s: &mut LinuxPath, li: usize, ac: usize, out: &mut PathOut<'_>) {
+        let n = self.in_driver(s, li);
+        self.links[li].ctl.on_enqueue(now, n);
+        if self.txq_has_frames(s, li, ac) {
+            s.txq_scheduler(ac).activate(now, li);
+        }
+        self.fill(now, s, out);
+    }
+
+    fn schedule(&mut self, now: SimTime, s: &mut LinuxPath, _ac: usize, out: &mut PathOut<'_>) {
+        self.fill(now, s, out);
+    }
+
+    fn complete(&mut self, now: SimTime, s: &mut LinuxPath, psdu: Psdu, st: TxStatus<'_>, out: &mut PathOut<'_>) {
+        self.completed(now, s, psdu, st, out);
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn stats(&self, now: SimTime, s: &LinuxPath) -> serde_json::Value {
+        let rc: Vec<serde_json::Value> = self.links.iter().map(|l| l.ctl.stats_json(now)).collect();
+        serde_json::json!({ "type": "law", "driver": self.stats, "fq": s.fq().stats(), "rate_control": rc })
+    }
+
+    fn info(&self, _s: &LinuxPath) -> crate::mac::txpath::PathInfo {
         let law = &self.p.law;
-        let queues = format!("one unified driver queue (latency limit {} ms), {} PSDUs in hardware (time limit {} ms)", law.limit_q_ms, law.hw_psdus, law.limit_h_ms);
+        let queues = format!("mac80211 TXQs (FQ, no CoDel, stations round robin) read by Law's driver as one queue (latency limit {} ms), {} PSDUs in hardware over all ACs (time limit {} ms)", law.limit_q_ms, law.hw_psdus, law.limit_h_ms);
         let detail = format!("joint rate + retry control (Stable/Probing/Cleanup), {} rates", self.rates.len());
         let rc = crate::ratectl::RateControlInfo::new("law", detail, self.rates.iter().copied());
-        crate::mac::txpath::PathInfo { path: "law".into(), queues, rate_control: vec![rc; self.links.len()] }
+        crate::mac::txpath::PathInfo { path: "linux".into(), queues, rate_control: vec![rc; self.links.len()] }
     }
-    fn enqueue(&mut self, now: SimTime, link: usize, ac: usize, pkt: Packet, out: &mut PathOut<'_>) {
-        LawPath::enqueue(self, now, link, ac, pkt, out);
-    }
-    fn pending(&self, ac: usize) -> bool {
-        LawPath::pending(self, ac)
-    }
-    fn head(&mut self, now: SimTime, ac: usize, budget: Option<SimDuration>, out: &mut PathOut<'_>) -> Option<Psdu> {
-        LawPath::head(self, now, ac, budget, out)
-    }
-    fn complete(&mut self, now: SimTime, psdu: Psdu, st: TxStatus<'_>, out: &mut PathOut<'_>) {
-        LawPath::complete(self, now, psdu, st, out);
-    }
-    fn stats(&self) -> serde_json::Value {
-        LawPath::stats(self)
-    }
-    fn hw_deadline(&self, ac: usize) -> Option<SimTime> {
-        LawPath::hw_deadline(self, ac)
-    }
-    fn shares_hardware(&self) -> bool {
-        true
-    }
+
     /// `limit_q_ms` / `limit_h_ms` (checked when the command was resolved).
-    fn on_command(&mut self, _now: SimTime, set: &serde_json::Map<String, serde_json::Value>) -> Result<(), (String, String)> {
+    fn on_command(&mut self, _now: SimTime, s: &mut LinuxPath, set: &serde_json::Map<String, serde_json::Value>) -> Result<(), (String, String)> {
         let ms = |k: &str| set.get(k).and_then(serde_json::Value::as_f64).and_then(|v| SimDuration::from_secs_f64(v * 1e-3));
-        self.set_limits(ms("limit_q_ms"), ms("limit_h_ms"));
+        self.set_limits(s, ms("limit_q_ms"), ms("limit_h_ms"));
         Ok(())
     }
 }
 
+/// The Linux path settings Law's stages change: one budget of `hw_psdus` PSDUs over all ACs, Limit_h
+/// as the hardware time limit, and TXQs without CoDel.
+pub fn law_stages(p: &mut crate::mac::txpath::linux::LinuxParams, law: &LawParams) {
+    p.hw_shared = Some(law.hw_psdus as usize);
+    p.hw_time_limit = Some(law.limit_h());
+    p.codel = CODEL_OFF;
+}
+
+/// A Linux path (`linux`, the rest of its settings) with Law's stages, as Law's mechanism installs
+/// them ([`crate::mech::law::install`]); for tests and tools.
+pub fn law_path(driver: LawDriverParams, rates: Vec<TxVector>, mut linux: crate::mac::txpath::linux::LinuxParams, rng: &mut crate::rng::Rng) -> Result<LinuxPath, String> {
+    let law = driver.law.clone();
+    let driver = LawDriver::new(driver, rates)?;
+    law_stages(&mut linux, &law);
+    let mut path = LinuxPath::new(linux, rng);
+    path.set_txq_scheduler(&|_| Box::new(crate::mac::txpath::airtime::AirtimeScheduler::new(0, false)));
+    path.set_driver(Box::new(driver));
+    Ok(path)
+}
+
 #[cfg(test)]
-#[path = "path_tests.rs"]
+#[path = "driver_tests.rs"]
 mod tests;
