@@ -2,7 +2,10 @@
 //! driver policy's priority path.
 
 use super::*;
-use crate::phy::mcs::{ChannelWidth, GuardInterval};
+use crate::phy::airtime::AirtimeOptions;
+use crate::phy::mcs::{Band, ChannelWidth, GuardInterval};
+use crate::queue::codel::CodelParams;
+use crate::queue::fq::FqParams;
 use crate::mac::txpath::gate::ReleasePoint;
 use crate::mac::txpath::testkit::Io;
 use crate::stats::PacketLog;
