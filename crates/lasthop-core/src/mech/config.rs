@@ -140,9 +140,21 @@ impl MechanismConfig {
         Ok(())
     }
 
-    /// Whether it fills a stage of the `linux` transmit path (a release gate, a driver policy).
+    /// Whether it fills a stage of a node's transmit path (a release gate, a driver policy).
     pub fn sets_path_stage(&self) -> bool {
         matches!(self, MechanismConfig::Qair(_) | MechanismConfig::Lastpq(_))
+    }
+
+    /// Why it needs the `linux` transmit path, if it does: LAST-PQ hooks into ath9k's driver; QAir's
+    /// gate also sits on the `fifo` path, whose PSDUs form at channel access, at the `formation` release
+    /// point with PSDU tokens (there are no formed PSDUs to hold, nor an MPDU count before access).
+    pub fn needs_linux_path(&self) -> Option<&'static str> {
+        match self {
+            MechanismConfig::Lastpq(_) => Some("its driver policy hooks into ath9k's driver"),
+            MechanismConfig::Qair(p) if p.release_point == crate::mac::txpath::gate::ReleasePoint::Psdu => Some("`release_point = \"psdu\"` holds formed PSDUs, and the `fifo` path forms them at channel access"),
+            MechanismConfig::Qair(p) if p.token_unit == super::qair::TokenUnit::Mpdu => Some("`token_unit = \"mpdu\"` counts a PSDU's MPDUs when it is released, and the `fifo` path forms it at channel access"),
+            _ => None,
+        }
     }
 
     /// Whether it can run on a station (only transmit-path stages can).

@@ -242,7 +242,9 @@ impl NodeBuilder {
     }
 
     /// Puts mechanism `by`'s gate between the node's driver and its hardware queue (claims
-    /// [`Role::ReleaseGate`]). The node's transmit path must have that boundary (the `linux` path).
+    /// [`Role::ReleaseGate`]). The `linux` path has it between ath9k's driver (or a mechanism's) and the
+    /// hardware queues; the `fifo` path at channel access, where its PSDUs form (the `formation` release
+    /// point only).
     pub fn set_release_gate(&mut self, by: &str, gate: Box<dyn crate::mac::txpath::gate::ReleaseGate>) -> Result<(), InstallError> {
         self.claim(Role::ReleaseGate, by)?;
         self.release_gate = Some((by.to_string(), gate));

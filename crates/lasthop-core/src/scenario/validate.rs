@@ -199,8 +199,8 @@ fn check_mechanisms(sc: &Scenario, a: &AccessPoint, loc: &Loc, is: &mut Issues) 
 
 /// A mechanism that sets a transmit-path stage needs a path that has the stage.
 fn check_needs_linux_path(m: &crate::mech::MechanismConfig, path: &TxPathConfig, key: &str, at: &Loc, is: &mut Issues) {
-    if m.sets_path_stage() && !matches!(path, TxPathConfig::Linux { .. }) {
-        is.push(at.key("type"), format!("`{}` needs the `linux` transmit path (set {key} = {{ type = \"linux\" }})", m.kind()), json!(m.kind()));
+    if let (Some(why), false) = (m.needs_linux_path(), matches!(path, TxPathConfig::Linux { .. })) {
+        is.push(at.key("type"), format!("`{}` needs the `linux` transmit path here: {why} (set {key} = {{ type = \"linux\" }})", m.kind()), json!(m.kind()));
     }
 }
 

@@ -14,10 +14,20 @@
 //!   (ns-3 `MaxDelay`), and the receiver's window moves past them.
 //! * With `explicit_bar`, a missed BlockAck makes the next access a BlockAckReq (ns-3
 //!   `UseExplicitBarAfterMissedBlockAck`).
+//! * A release gate (QAir's) may sit between the queue and the channel access
+//!   ([`FifoPath::set_release_gate`]). PSDUs here form at channel access, so the gate holds at
+//!   formation: an AC contends only while the gate has released its next PSDU. A release lasts until
+//!   the MPDUs it was for leave the queue or are acknowledged (the attempts in between are the
+//!   hardware's own retries, as ath9k's multi-rate retry is under one release); it is the path's
+//!   hardware-queue entry (t_w, QAir's `t_k_from = "hw_enqueue"`), the gate hears the attempts as
+//!   typed transmit events, and a gate that refuses names when the path is woken. The gate is told the
+//!   PSDU as it would be formed at release (the link's current rate, the MPDUs queued then); the one
+//!   formed at access may carry MPDUs that arrived since.
 //! * A link sends at its fixed rate, or at the rate its adaptive controller picks for each attempt
 //!   (ns-3's `WifiRemoteStationManager::GetDataTxVector` per transmission, each attempt reported back):
 //!   one rate per attempt, retries as new channel accesses, a probe sent unaggregated.
 
+use super::gate::{ReleaseGate, TxEvent};
 use super::{Mpdu, PathOut, Psdu, RateChain, TxStatus};
 use crate::mac::ampdu::{self, AmpduLimits, PsduPlan};
 use crate::mac::edca::AccessCategory;
@@ -76,6 +86,24 @@ struct TrafficControl {
     drops: Vec<Dropped>,
 }
 
+/// A release gate on the path and, per AC, its release outstanding (see the module docs).
+#[derive(Debug)]
+struct FifoGate {
+    gate: Box<dyn ReleaseGate>,
+    released: [Option<Release>; 4],
+    /// When the gate opens again after refusing.
+    wakeup: Option<SimTime>,
+}
+
+/// A release of the gate for an AC's next PSDU: when, and the attempts made under it so far (and when
+/// the last one ended).
+#[derive(Clone, Copy, Debug)]
+struct Release {
+    at: SimTime,
+    attempts: u32,
+    last_end: SimTime,
+}
+
 #[derive(Debug)]
 pub struct FifoPath {
     p: FifoParams,
@@ -83,12 +111,13 @@ pub struct FifoPath {
     /// MPDUs of each AC in the MAC queue, in flight included.
     held: [usize; 4],
     tc: Option<Box<TrafficControl>>,
+    gate: Option<Box<FifoGate>>,
     stats: FifoStats,
 }
 
 impl FifoPath {
     pub fn new(p: FifoParams) -> Self {
-        FifoPath { p, links: Vec::new(), held: [0; 4], tc: None, stats: FifoStats::default() }
+        FifoPath { p, links: Vec::new(), held: [0; 4], tc: None, gate: None, stats: FifoStats::default() }
     }
 
     /// Puts ns-3's traffic-control layer above the MAC queue: `make` builds the qdisc of each AC.
@@ -120,6 +149,12 @@ impl FifoPath {
     }
 
     pub fn enqueue(&mut self, now: SimTime, link: usize, ac: usize, pkt: Packet, out: &mut PathOut<'_>) {
+        self.queue(now, link, ac, pkt, out);
+        self.arm_for(now, ac);
+    }
+
+    /// Into the traffic-control layer if there is one, else into the MAC queue.
+    fn queue(&mut self, now: SimTime, link: usize, ac: usize, pkt: Packet, out: &mut PathOut<'_>) {
         let Some(tc) = self.tc.as_mut() else {
             return self.mac_enqueue(now, link, ac, pkt, out);
         };
@@ -164,7 +199,12 @@ impl FifoPath {
         self.tc = Some(tc);
     }
 
+    /// MPDUs wait in AC `ac`'s queue, and a release gate (if any) released its next PSDU.
     pub fn pending(&self, ac: usize) -> bool {
+        self.queued(ac) && self.gate.as_ref().is_none_or(|g| g.released[ac].is_some())
+    }
+
+    fn queued(&self, ac: usize) -> bool {
         self.links.iter().any(|l| !l.queues[ac].is_empty())
     }
 
@@ -196,7 +236,11 @@ impl FifoPath {
             self.expire(now, li, ac, out);
             self.run_qdisc(now, ac, out);
         }
-        self.links[li].queues[ac].front()?;
+        if self.links[li].queues[ac].is_empty() {
+            // Lifetime drops emptied the queue the release was for.
+            self.end_release_if_idle(now, ac);
+            return None;
+        }
         if self.links[li].bar_pending[ac] {
             if budget.is_some() {
                 return None;
@@ -221,7 +265,9 @@ impl FifoPath {
         }
         let l = &mut self.links[li];
         let taken: Vec<Mpdu> = l.queues[ac].drain(..mpdus as usize).collect();
-        Some(Psdu { link: l.id, ac, mpdus: taken, chain: RateChain::single(txv, 1), aggregated: aggregate && mpdus > 1, bar: false, psdu_len, probe, hw_deadline: None })
+        let psdu = Psdu { link: l.id, ac, mpdus: taken, chain: RateChain::single(txv, 1), aggregated: aggregate && mpdus > 1, bar: false, psdu_len, probe, hw_deadline: None };
+        self.gate_attempt(now, &psdu);
+        Some(psdu)
     }
 
     pub fn complete(&mut self, now: SimTime, psdu: Psdu, st: TxStatus<'_>, out: &mut PathOut<'_>) {
@@ -242,6 +288,7 @@ impl FifoPath {
         let under_ba = self.aggregate(ac);
         let retry_limit = self.p.retry_limit;
         let l = &mut self.links[li];
+        let mut requeued = false;
         // Back to the queue head in sequence order: walk the PSDU backwards.
         for (i, m) in psdu.mpdus.iter().enumerate().rev() {
             if st.received[i] {
@@ -257,13 +304,19 @@ impl FifoPath {
                 out.releases.push((l.id, ac, m.seq + 1));
             } else {
                 l.queues[ac].push_front(m);
+                requeued = true;
             }
         }
+        self.gate_completed(now, &psdu, &st, requeued);
         self.run_qdisc(now, ac, out);
+        self.arm_for(now, ac);
     }
 
     pub fn stats(&self) -> serde_json::Value {
         let mut v = serde_json::json!({ "type": "fifo", "drops": self.stats });
+        if let Some(g) = &self.gate {
+            v["release_gate"] = g.gate.stats();
+        }
         if self.links.iter().any(|l| l.rc.is_some()) {
             v["rate_control"] = self.links.iter().map(|l| l.rc.as_ref().map_or(serde_json::Value::Null, |r| r.stats())).collect();
         }
@@ -276,6 +329,115 @@ impl FifoPath {
     /// Airtime of the PSDU at series rate `txv` (for the medium).
     pub fn airtime(&self, txv: &TxVector, psdu_len: u32) -> SimDuration {
         ppdu_duration_with(txv, psdu_len, self.p.band, self.p.airtime)
+    }
+}
+
+/// The release gate's part (see the module docs).
+impl FifoPath {
+    /// Puts a release gate between the queue and the channel access (only the `formation` release
+    /// point exists here: a PSDU is formed when its AC wins access).
+    pub fn set_release_gate(&mut self, gate: Box<dyn ReleaseGate>) -> Result<(), Box<dyn ReleaseGate>> {
+        if gate.release_point() != super::gate::ReleasePoint::Formation {
+            return Err(gate);
+        }
+        self.gate = Some(Box::new(FifoGate { gate, released: [None; 4], wakeup: None }));
+        Ok(())
+    }
+
+    /// [`Self::arm`] while the medium attends to AC `ac` only (a packet of `ac` arrived or one of its
+    /// PSDUs completed): if another AC got a release, the path asks to be woken at once, so that the
+    /// medium requests access for every AC.
+    fn arm_for(&mut self, now: SimTime, ac: usize) {
+        if self.arm(now) & !(1 << ac) != 0 {
+            if let Some(g) = self.gate.as_mut() {
+                g.wakeup = Some(now);
+            }
+        }
+    }
+
+    /// Releases the next PSDU of every AC with MPDUs queued and none released, highest AC first, while
+    /// the gate lets them through (remembering when it opens if not). Returns the ACs released, as a
+    /// bit set.
+    fn arm(&mut self, now: SimTime) -> u8 {
+        let Some(mut g) = self.gate.take() else { return 0 };
+        let mut acs = 0;
+        for ac in 0..if self.p.qos { 4 } else { 1 } {
+            if g.released[ac].is_some() || !self.queued(ac) {
+                continue;
+            }
+            if let Err(t) = g.gate.may_release(now) {
+                g.wakeup = Some(g.wakeup.map_or(t, |w| w.min(t)).max(now));
+                break;
+            }
+            let li = self.pick(ac).expect("queued");
+            let (bytes, mpdus) = self.planned(li, ac);
+            g.gate.on_release(now, self.links[li].id, ac, bytes, mpdus);
+            g.released[ac] = Some(Release { at: now, attempts: 0, last_end: now });
+            acs |= 1 << ac;
+        }
+        self.gate = Some(g);
+        acs
+    }
+
+    /// The PSDU link `li` would send for AC `ac` if it won access now, (bytes, MPDUs): at the link's
+    /// current rate, from the MPDUs queued now (the one formed at access may differ: MPDUs that arrived
+    /// since, another rate, a TXOP's budget).
+    fn planned(&self, li: usize, ac: usize) -> (u32, u32) {
+        let l = &self.links[li];
+        let txv = l.rc.as_ref().map_or(l.txv, |rc| rc.current_rate());
+        let win_end = l.queues[ac].front().map_or(0, |m| m.seq + self.p.limits.max_mpdus as u64);
+        let lens = l.queues[ac].iter().take_while(|m| m.seq < win_end).map(|m| m.len);
+        let plan = ampdu::plan(lens, &txv, self.p.band, self.p.airtime, &self.p.limits, self.aggregate(ac));
+        (plan.psdu_len, plan.mpdus)
+    }
+
+    /// A PSDU formed under AC `ac`'s release starts an attempt.
+    fn gate_attempt(&mut self, now: SimTime, psdu: &Psdu) {
+        let Some(g) = self.gate.as_mut() else { return };
+        let Some(r) = g.released[psdu.ac] else { return };
+        let access_delay = now.saturating_since(r.last_end);
+        g.gate.on_tx_event(now, &TxEvent::AttemptStart { link: psdu.link, ac: psdu.ac, bytes: psdu.psdu_len, access_delay });
+    }
+
+    /// An attempt of a PSDU ended: its release ends when the exchange succeeded or none of its MPDUs
+    /// went back to the queue (they were acknowledged or dropped).
+    fn gate_completed(&mut self, now: SimTime, psdu: &Psdu, st: &TxStatus<'_>, requeued: bool) {
+        let Some(g) = self.gate.as_mut() else { return };
+        let Some(r) = g.released[psdu.ac].as_mut() else { return };
+        r.attempts += st.attempts;
+        r.last_end = now;
+        if st.success || !requeued {
+            let (attempts, head_to_done) = (r.attempts, now.saturating_since(r.at));
+            g.released[psdu.ac] = None;
+            let ev = TxEvent::Complete { link: psdu.link, ac: psdu.ac, bytes: psdu.psdu_len, success: st.success, attempts, head_to_done, irq_delay: SimDuration::ZERO };
+            g.gate.on_tx_event(now, &ev);
+        }
+    }
+
+    /// AC `ac`'s queue emptied (lifetime drops) under a release: it ends unsent.
+    fn end_release_if_idle(&mut self, now: SimTime, ac: usize) {
+        let Some(g) = self.gate.as_mut() else { return };
+        if self.links.iter().any(|l| !l.queues[ac].is_empty()) {
+            return;
+        }
+        if let Some(r) = g.released[ac].take() {
+            let ev = TxEvent::Complete { link: self.links.first().map_or(0, |l| l.id), ac, bytes: 0, success: false, attempts: r.attempts, head_to_done: now.saturating_since(r.at), irq_delay: SimDuration::ZERO };
+            g.gate.on_tx_event(now, &ev);
+        }
+    }
+
+    /// When the gate opens again, if it refused.
+    pub fn next_wakeup(&self) -> Option<SimTime> {
+        self.gate.as_ref().and_then(|g| g.wakeup)
+    }
+
+    /// The gate's time came: the ACs waiting for it are released if it lets them through (the medium
+    /// then requests access for every AC).
+    pub fn on_wakeup(&mut self, now: SimTime) {
+        if let Some(g) = self.gate.as_mut() {
+            g.wakeup = None;
+        }
+        self.arm(now);
     }
 }
 
@@ -308,6 +470,18 @@ impl super::TransmitPath for FifoPath {
     }
     fn stats(&self) -> serde_json::Value {
         FifoPath::stats(self)
+    }
+    fn set_release_gate(&mut self, gate: Box<dyn super::gate::ReleaseGate>) -> Result<(), Box<dyn super::gate::ReleaseGate>> {
+        FifoPath::set_release_gate(self, gate)
+    }
+    fn has_timers(&self) -> bool {
+        self.gate.is_some()
+    }
+    fn next_wakeup(&self) -> Option<SimTime> {
+        FifoPath::next_wakeup(self)
+    }
+    fn on_wakeup(&mut self, now: SimTime, _out: &mut PathOut<'_>) {
+        FifoPath::on_wakeup(self, now);
     }
 }
 

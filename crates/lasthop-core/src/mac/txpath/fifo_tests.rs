@@ -108,3 +108,73 @@ fn an_adaptive_controller_picks_each_attempts_rate_and_learns_from_it() {
     assert!(at3 > 800, "MCS 3 in {at3} of the last 1000 attempts");
     assert!(p.stats()["rate_control"][0].is_object(), "its statistics are reported");
 }
+
+/// A gate that lets one PSDU through per millisecond and records what it is told.
+#[derive(Debug, Default)]
+struct OnePerMs {
+    next: SimTime,
+    asked: u32,
+    releases: Vec<(SimTime, u32, u32)>,
+    events: Vec<super::super::gate::TxEvent>,
+}
+
+impl ReleaseGate for std::sync::Arc<std::sync::Mutex<OnePerMs>> {
+    fn may_release(&mut self, now: SimTime) -> Result<(), SimTime> {
+        let mut g = self.lock().unwrap();
+        g.asked += 1;
+        if now >= g.next {
+            Ok(())
+        } else {
+            Err(g.next)
+        }
+    }
+    fn on_release(&mut self, now: SimTime, _link: u32, _ac: usize, bytes: u32, mpdus: u32) {
+        let mut g = self.lock().unwrap();
+        g.next = now + SimDuration::from_ms(1);
+        g.releases.push((now, bytes, mpdus));
+    }
+    fn on_tx_event(&mut self, _now: SimTime, ev: &super::super::gate::TxEvent) {
+        self.lock().unwrap().events.push(*ev);
+    }
+    fn stats(&self) -> serde_json::Value {
+        serde_json::json!({})
+    }
+}
+
+/// The release gate on the ns-3 path, by hand: an AC contends only under a release; the gate is told
+/// the PSDU the link would send then (one MPDU: the first arrival; the PSDU formed at access carries
+/// the three queued by then); a failed attempt keeps the release (the retry is
+/// the hardware's), and its end reports both attempts from the release; the next release waits for the
+/// gate, which names when the path is woken.
+#[test]
+fn a_release_gate_decides_when_an_ac_contends() {
+    use super::super::gate::TxEvent;
+    let (mut p, mut io) = (path(100, 1), Io::new());
+    let gate = std::sync::Arc::new(std::sync::Mutex::new(OnePerMs::default()));
+    p.set_release_gate(Box::new(gate.clone())).unwrap();
+    for id in 0..3 {
+        put(&mut io, &mut p, 0, id);
+    }
+    assert!(p.pending(BE), "released at once");
+    // Released when the first packet arrived: the gate is told the PSDU of one MPDU it would have been.
+    let one = crate::phy::ampdu_len::ampdu_len_with(0, crate::mac::mpdu_len(1500, true));
+    assert_eq!(gate.lock().unwrap().releases, vec![(SimTime::ZERO, one, 1)]);
+    let t = SimTime::from_us;
+    let first = p.head(t(100), BE, None, &mut io.out()).unwrap();
+    assert_eq!(first.mpdus.len(), 3);
+    p.complete(t(400), first, TxStatus { success: false, received: &[false; 3], attempts: 1 }, &mut io.out());
+    assert!(p.pending(BE), "a failed attempt keeps its release");
+    assert_eq!(gate.lock().unwrap().releases.len(), 1);
+    let retry = p.head(t(500), BE, None, &mut io.out()).unwrap();
+    p.complete(t(800), retry, TxStatus { success: true, received: &[true, true, false], attempts: 1 }, &mut io.out());
+    {
+        let g = gate.lock().unwrap();
+        assert!(matches!(g.events[..], [TxEvent::AttemptStart { access_delay: a, .. }, TxEvent::AttemptStart { access_delay: b, .. }, TxEvent::Complete { success: true, attempts: 2, head_to_done, .. }] if a == SimDuration::from_us(100) && b == SimDuration::from_us(100) && head_to_done == SimDuration::from_us(800)), "{:?}", g.events);
+    }
+    // One MPDU is left, but the gate's next PSDU is not due before 1 ms.
+    assert!(!p.pending(BE));
+    assert_eq!(p.next_wakeup(), Some(SimTime::from_ms(1)));
+    p.on_wakeup(SimTime::from_ms(1));
+    assert!(p.pending(BE));
+    assert_eq!(gate.lock().unwrap().releases.last().map(|r| (r.0, r.2)), Some((SimTime::from_ms(1), 1)));
+}

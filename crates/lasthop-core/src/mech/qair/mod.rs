@@ -30,6 +30,11 @@
 //! monitor sees each completion t_irq late, as the real driver does (Eq. 6 is then off by ≤ t_irq).
 //! `enabled = false` keeps the monitor and controller running but never holds (a legacy node).
 //!
+//! On the `fifo` (ns-3) path the gate sits at channel access, where its PSDUs form: an AC contends only
+//! while the gate has released its next PSDU, and the release lasts until the MPDUs it was for are
+//! acknowledged or dropped ([`crate::mac::txpath::fifo`]); there only `release_point = "formation"` and
+//! PSDU tokens apply (a scenario error names the field otherwise).
+//!
 //! Reconstructions and choices of the spec (register §0.2, [LH] tags) are parameters of
 //! [`QairParams`]; their defaults are the spec's except `release_point`. T_target is 12 ms by default
 //! (the spec's derivation for its testbed PHY), or N* · T_cycle of the node's own PHY with `n_star`
