@@ -253,7 +253,8 @@ def test_a_wired_run_has_no_radio_panel(tmp_path: Path) -> None:
 
 def test_what_actually_ran_per_variant(tmp_path: Path) -> None:
     """Issue 18: the run, its table and the report say what ran, per node, as built. In the home call
-    Law takes over the AP's transmit path and downlink rates (the stations keep the Minstrel-HT they
+    Law sets the stages of the AP's Linux path (its driver, scheduler, hardware queues, AQM) and takes
+    over its downlink rates (the stations keep the Minstrel-HT they
     inherit from the linux profile's default); stock Linux runs Minstrel-HT on the linux path. Two seeds
     of a variant built the same thing and share their rows in a report of both."""
     import tomllib

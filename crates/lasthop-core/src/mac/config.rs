@@ -256,7 +256,7 @@ impl BssParams {
         path.add_link(super::txpath::LinkSetup { id, txv, rc, ack, block_ack });
     }
 
-    /// The AP's transmit path as configured (a mechanism may replace it: Law's).
+    /// The AP's transmit path as configured (mechanisms may set stages in it: `sim::build`).
     pub fn ap_path(&self, c: &WifiConfig, rng: &mut Rng) -> TxPath {
         self.path(&default_paths(c).0, rng)
     }

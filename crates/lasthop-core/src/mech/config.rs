@@ -38,7 +38,8 @@ pub enum MechanismConfig {
     Abc(AbcRouterParams),
     /// QAir (IWQoS'17): the node paces the PSDUs it hands its hardware queue by AIMD on the per-frame
     /// channel delay, so dense co-channel Wi-Fi keeps a short queue in the air. Runs on APs and on
-    /// stations (`stations[].mechanisms`); needs the node's `linux` transmit path.
+    /// stations (`stations[].mechanisms`), on the `linux` path or the `fifo` one (there with the
+    /// `formation` release point and PSDU tokens).
     Qair(super::qair::QairParams),
     /// LAST-PQ (seed 002): the listed flows get flow queues of their own and a latency demand; a
     /// delay controller adapts each one's permitted queueing delay, and the AP's driver serves a flow

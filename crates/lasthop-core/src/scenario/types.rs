@@ -82,7 +82,7 @@ pub struct AccessPoint {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mechanisms: Vec<crate::mech::MechanismConfig>,
     /// Mechanisms on every node of the AP's BSS — the AP and each of its stations — installed before
-    /// each node's own (`qair`; it needs the `linux` AP and station paths). Default none.
+    /// each node's own (`qair`, on `linux` or `fifo` paths). Default none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub node_mechanisms: Vec<crate::mech::MechanismConfig>,
 }
@@ -98,6 +98,17 @@ impl AccessPoint {
     /// Law's parameters, if the AP runs Law.
     pub fn law(&self) -> Option<&crate::mech::law::LawParams> {
         self.mechanisms().find_map(|(_, m)| m.law())
+    }
+
+    /// The AP's transmit path as it runs on Wi-Fi last hop `w`: as configured, except that Law (which
+    /// sets stages of the Linux path) puts it on the Linux profile's default path in place of a `fifo`
+    /// one, as the simulator builds it.
+    pub fn run_path(&self, w: &crate::mac::wifi_config::WifiConfig) -> crate::mac::wifi_config::TxPathConfig {
+        let configured = crate::mac::config::default_paths(w).0;
+        match (self.law(), &configured) {
+            (Some(_), crate::mac::wifi_config::TxPathConfig::Fifo { .. }) => crate::mac::config::default_linux_path(),
+            _ => configured,
+        }
     }
 }
 
@@ -175,7 +186,7 @@ pub struct Station {
     /// Airtime-fairness weight of this station at a `linux` AP path, µs; default 256.
     #[serde(default)]
     pub airtime_weight_us: Option<u32>,
-    /// Mechanisms on the station's own transmit path (`qair`; it needs `sta_path = { type = "linux" }`).
+    /// Mechanisms on the station's own transmit path (`qair`, on its `linux` or `fifo` path).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mechanisms: Vec<crate::mech::MechanismConfig>,
 }

@@ -180,7 +180,7 @@ fn check_mechanisms(sc: &Scenario, a: &AccessPoint, loc: &Loc, is: &mut Issues) 
             check_prioritized_flows(sc, a, p, &at, is);
         }
         match &a.last_hop {
-            LastHop::Wifi(w) => check_needs_linux_path(m, &crate::mac::config::default_paths(w).0, "ap_path", &at, is),
+            LastHop::Wifi(w) => check_needs_linux_path(m, &a.run_path(w), "ap_path", &at, is),
             _ if m.law().is_some() || m.sets_path_stage() => {
                 is.push(at.key("type"), format!("`{}` needs a `wifi` last hop", m.kind()), json!(m.kind()));
             }
@@ -217,7 +217,7 @@ fn check_node_mechanisms<'a>(sc: &Scenario, a: &'a AccessPoint, loc: &Loc, is: &
         }
         match &a.last_hop {
             LastHop::Wifi(w) => {
-                let (ap, sta) = crate::mac::config::default_paths(w);
+                let (ap, sta) = (a.run_path(w), crate::mac::config::default_paths(w).1);
                 check_needs_linux_path(m, &ap, "ap_path", &at, is);
                 check_needs_linux_path(m, &sta, "sta_path", &at, is);
             }

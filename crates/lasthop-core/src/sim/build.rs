@@ -106,7 +106,7 @@ fn t_cycle(sc: &Scenario, ai: usize, station: Option<&crate::scenario::Station>)
         crate::ratectl::RateControlConfig::Fixed { .. } => fixed_txvector(w, rc).ok(),
         _ => fastest,
     };
-    let (paths, is_ap) = (crate::mac::config::default_paths(w), station.is_none());
+    let (ap_path, sta_path, is_ap) = (sc.aps[ai].run_path(w), crate::mac::config::default_paths(w).1, station.is_none());
     let txv = match station {
         Some(st) => rate(st.rate_control.as_ref().unwrap_or(&bss_rc)),
         None => {
@@ -114,7 +114,7 @@ fn t_cycle(sc: &Scenario, ai: usize, station: Option<&crate::scenario::Station>)
             mine.filter_map(|st| rate(st.downlink_rate_control.as_ref().unwrap_or(&bss_rc))).max_by_key(|t| t.data_rate().bps()).or_else(|| rate(&bss_rc))
         }
     }?;
-    Some(bss.exchange_cycle(if is_ap { &paths.0 } else { &paths.1 }, is_ap, &txv))
+    Some(bss.exchange_cycle(if is_ap { &ap_path } else { &sta_path }, is_ap, &txv))
 }
 
 /// A mechanism installed by the caller (not named in the scenario) on the node named `.0`: an AP, or a

@@ -101,11 +101,11 @@ pub trait DriverPolicy: Send + Sync + std::fmt::Debug {
 /// the path's scheduling round.
 pub trait Driver: Send + Sync + std::fmt::Debug {
     /// The path added station link `id` as local link `li` (its TXQs exist now).
-    fn add_link(&mut self, li: usize, id: u32);
+    fn add_link(&mut self, path: &super::linux::LinuxPath, li: usize, id: u32);
     /// A packet entered TXQ (`li`, `ac`): the driver's scheduling round.
     fn on_txq_enqueue(&mut self, now: SimTime, path: &mut super::linux::LinuxPath, li: usize, ac: usize, out: &mut super::PathOut<'_>);
-    /// A scheduling round the path asks for (the release gate opened).
-    fn schedule(&mut self, now: SimTime, path: &mut super::linux::LinuxPath, ac: usize, out: &mut super::PathOut<'_>);
+    /// A scheduling round over every AC the path asks for (the release gate opened).
+    fn schedule(&mut self, now: SimTime, path: &mut super::linux::LinuxPath, out: &mut super::PathOut<'_>);
     /// The hardware is done with `psdu` (its place in the hardware queue's depth is free already).
     fn complete(&mut self, now: SimTime, path: &mut super::linux::LinuxPath, psdu: super::Psdu, st: super::TxStatus<'_>, out: &mut super::PathOut<'_>);
     /// Counters for `summary.json` (the path's `fq` among them), at the path's last event `now`.

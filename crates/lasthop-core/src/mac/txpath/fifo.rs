@@ -16,9 +16,11 @@
 //!   `UseExplicitBarAfterMissedBlockAck`).
 //! * A release gate (QAir's) may sit between the queue and the channel access
 //!   ([`FifoPath::set_release_gate`]). PSDUs here form at channel access, so the gate holds at
-//!   formation: an AC contends only while the gate has released its next PSDU. A release lasts until
-//!   the MPDUs it was for leave the queue or are acknowledged (the attempts in between are the
-//!   hardware's own retries, as ath9k's multi-rate retry is under one release); it is the path's
+//!   formation: an AC contends only while the gate has released its next PSDU (a TXOP continuation
+//!   too). A release lasts until an exchange under it succeeds (the MPDUs a BlockAck missed go back
+//!   under the next release, as ath9k's software retries pass the gate again) or none of its MPDUs
+//!   goes back to the queue; the failed attempts in between are the hardware's own retries, as ath9k's
+//!   multi-rate retry is under one release. It is the path's
 //!   hardware-queue entry (t_w, QAir's `t_k_from = "hw_enqueue"`), the gate hears the attempts as
 //!   typed transmit events, and a gate that refuses names when the path is woken. The gate is told the
 //!   PSDU as it would be formed at release (the link's current rate, the MPDUs queued then); the one
@@ -100,6 +102,8 @@ struct FifoGate {
 #[derive(Clone, Copy, Debug)]
 struct Release {
     at: SimTime,
+    /// The medium link the gate was told of.
+    link: u32,
     attempts: u32,
     last_end: SimTime,
 }
@@ -230,6 +234,10 @@ impl FifoPath {
     }
 
     pub fn head(&mut self, now: SimTime, ac: usize, budget: Option<SimDuration>, out: &mut PathOut<'_>) -> Option<Psdu> {
+        if self.gate.as_ref().is_some_and(|g| g.released[ac].is_none()) {
+            // Not released (a TXOP continuation asks without `pending`): the gate holds the AC.
+            return None;
+        }
         let li = self.pick(ac)?;
         let under_ba = self.aggregate(ac);
         if under_ba {
@@ -372,7 +380,7 @@ impl FifoPath {
             let li = self.pick(ac).expect("queued");
             let (bytes, mpdus) = self.planned(li, ac);
             g.gate.on_release(now, self.links[li].id, ac, bytes, mpdus);
-            g.released[ac] = Some(Release { at: now, attempts: 0, last_end: now });
+            g.released[ac] = Some(Release { at: now, link: self.links[li].id, attempts: 0, last_end: now });
             acs |= 1 << ac;
         }
         self.gate = Some(g);
@@ -421,7 +429,7 @@ impl FifoPath {
             return;
         }
         if let Some(r) = g.released[ac].take() {
-            let ev = TxEvent::Complete { link: self.links.first().map_or(0, |l| l.id), ac, bytes: 0, success: false, attempts: r.attempts, head_to_done: now.saturating_since(r.at), irq_delay: SimDuration::ZERO };
+            let ev = TxEvent::Complete { link: r.link, ac, bytes: 0, success: false, attempts: r.attempts, head_to_done: now.saturating_since(r.at), irq_delay: SimDuration::ZERO };
             g.gate.on_tx_event(now, &ev);
         }
     }

@@ -171,8 +171,10 @@ fn a_release_gate_decides_when_an_ac_contends() {
         let g = gate.lock().unwrap();
         assert!(matches!(g.events[..], [TxEvent::AttemptStart { access_delay: a, .. }, TxEvent::AttemptStart { access_delay: b, .. }, TxEvent::Complete { success: true, attempts: 2, head_to_done, .. }] if a == SimDuration::from_us(100) && b == SimDuration::from_us(100) && head_to_done == SimDuration::from_us(800)), "{:?}", g.events);
     }
-    // One MPDU is left, but the gate's next PSDU is not due before 1 ms.
+    // One MPDU is left, but the gate's next PSDU is not due before 1 ms: not even a TXOP continuation
+    // (which asks without `pending`) gets it.
     assert!(!p.pending(BE));
+    assert!(p.head(t(816), BE, Some(SimDuration::from_ms(2)), &mut io.out()).is_none());
     assert_eq!(p.next_wakeup(), Some(SimTime::from_ms(1)));
     p.on_wakeup(SimTime::from_ms(1));
     assert!(p.pending(BE));

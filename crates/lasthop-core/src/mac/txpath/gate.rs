@@ -4,7 +4,8 @@
 //! is no gate (the stage is open). A mechanism installs one on a node
 //! ([`crate::mech::NodeBuilder::set_release_gate`]) to pace what enters the hardware — QAir's
 //! per-node rate regulator is the first user. The gate sees the node's typed transmit events, so it can
-//! measure the channel as the hardware experiences it.
+//! measure the channel as the hardware experiences it. On the `fifo` (ns-3) path, whose PSDUs form at
+//! channel access, the gate decides when an AC may contend for its next PSDU ([`super::fifo`]).
 //!
 //! A gate that refuses names the time it opens again; the medium wakes the node's transmit path then
 //! ([`crate::mac::medium::WifiEvent::NodeWakeup`]), which runs the driver's scheduling round again.

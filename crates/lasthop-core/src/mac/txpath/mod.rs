@@ -197,8 +197,9 @@ pub trait TransmitPath: Send + Sync + std::fmt::Debug {
     }
     /// A station link's airtime weight (µs), for paths with airtime fairness.
     fn set_airtime_weight(&mut self, _link: usize, _weight_us: i64) {}
-    /// Puts a release gate between the path's driver and its hardware queues; paths without that
-    /// boundary give it back.
+    /// Puts a release gate between the path's driver and its hardware queues (`linux`), or at channel
+    /// access where PSDUs form (`fifo`, the `formation` release point only); a path that cannot take it
+    /// gives it back.
     fn set_release_gate(&mut self, gate: Box<dyn gate::ReleaseGate>) -> Result<(), Box<dyn gate::ReleaseGate>> {
         Err(gate)
     }

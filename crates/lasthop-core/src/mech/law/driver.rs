@@ -93,8 +93,10 @@ impl LawDriverParams {
 /// CoDel that never acts: Law's driver queue has no AQM (the TXQs' AQM Law installs).
 pub const CODEL_OFF: CodelParams = CodelParams { target_us: u32::MAX, interval_us: u32::MAX, ecn: false, mtu: 0 };
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct LawTxq {
+    /// Its FQ tin in the path's TXQs.
+    tin: crate::queue::fq::TinId,
     /// A dequeued packet that did not fit the PSDU being formed.
     look: Option<Packet>,
     /// Failed MPDUs a slower retransmission could not carry (see the module docs).
@@ -152,6 +154,8 @@ pub struct LawDriver {
     sw_tx: BTreeMap<u64, u32>,
     drops: Vec<Dropped>,
     stats: LawDriverStats,
+    /// Per AC, the first packet of the last head PSDU stamped t_hw_head (each head is stamped once).
+    stamped_head: [Option<u64>; 4],
 }
 
 impl LawDriver {
@@ -171,6 +175,7 @@ impl LawDriver {
             sw_tx: BTreeMap::new(),
             drops: Vec::new(),
             stats: LawDriverStats::default(),
+            stamped_head: [None; 4],
             p,
         })
     }
@@ -182,12 +187,12 @@ impl LawDriver {
 
     fn txq_has_frames(&self, s: &LinuxPath, li: usize, ac: usize) -> bool {
         let t = &self.links[li].txqs[ac];
-        t.look.is_some() || !t.back.is_empty() || !s.fq().tin_is_empty(s.tin(li, ac))
+        t.look.is_some() || !t.back.is_empty() || !s.fq().tin_is_empty(t.tin)
     }
 
     /// Packets of link `li` in the driver ("current packets in driver" of Algorithm 1).
     fn in_driver(&self, s: &LinuxPath, li: usize) -> usize {
-        self.links[li].txqs.iter().enumerate().map(|(ac, t)| s.fq().tin_backlog_packets(s.tin(li, ac)) as usize + t.look.is_some() as usize + t.back.len()).sum()
+        self.links[li].txqs.iter().map(|t| s.fq().tin_backlog_packets(t.tin) as usize + t.look.is_some() as usize + t.back.len()).sum()
     }
 
     fn flush_drops(&mut self, out: &mut PathOut<'_>) {
@@ -196,8 +201,11 @@ impl LawDriver {
 
     /// Stamps t_hw_head on the MPDUs of AC `ac`'s head PSDU if it just reached the head (Limit_h's
     /// clock starts then: the path's hardware time limit).
-    fn mark_head(s: &LinuxPath, ac: usize, now: SimTime, out: &mut PathOut<'_>) {
-        if let Some(front) = s.waiting_head(ac) {
+    fn mark_head(&mut self, s: &LinuxPath, ac: usize, now: SimTime, out: &mut PathOut<'_>) {
+        let Some(front) = s.waiting_head(ac) else { return };
+        let first = front.mpdus[0].pkt.id;
+        if self.stamped_head[ac] != Some(first) {
+            self.stamped_head[ac] = Some(first);
             for m in &front.mpdus {
                 out.log.stamp_first(m.pkt.id, Stage::HwHead, now);
             }
@@ -218,12 +226,14 @@ impl LawDriver {
         } else {
             s.hand_to_hw(now, li, ac, psdu);
         }
-        Self::mark_head(s, ac, now, out);
+        self.mark_head(s, ac, now, out);
     }
 
-    /// Fills the hardware up to its PSDU budget: ACs in priority order, stations round robin.
+    /// Fills the hardware up to its PSDU budget: ACs in priority order, stations round robin (a release
+    /// gate is asked only when some TXQ has frames). Then every AC's head PSDU that a gate released
+    /// meanwhile is stamped as the head.
     fn fill(&mut self, now: SimTime, s: &mut LinuxPath, out: &mut PathOut<'_>) {
-        'outer: while s.hw_has_room(0) && s.may_form(now) {
+        'outer: while s.hw_has_room(0) && s.any_txq_active() && s.may_form(now) {
             for ac in 0..s.num_acs() {
                 while let Some(li) = s.txq_scheduler(ac).next_txq(now) {
                     let formed = self.form(now, s, li, ac, out);
@@ -243,6 +253,9 @@ impl LawDriver {
             break;
         }
         self.flush_drops(out);
+        for ac in 0..s.num_acs() {
+            self.mark_head(s, ac, now, out);
+        }
     }
 
     /// The next packet of TXQ (`li`, `ac`) within Limit_q; older ones are dropped on the way
@@ -252,7 +265,7 @@ impl LawDriver {
             let pkt = match self.links[li].txqs[ac].look.take() {
                 Some(p) => p,
                 None => {
-                    let tin = s.tin(li, ac);
+                    let tin = self.links[li].txqs[ac].tin;
                     let p = s.fq_mut().dequeue(now, tin, &mut self.drops)?;
                     out.log.stamp(p.id, Stage::TxqDeq, now);
                     p
@@ -409,9 +422,6 @@ impl LawDriver {
         let acked = st.received.iter().filter(|&&r| r).count() as u32;
         let report = SwTxReport { rate: meta.rate, tx_time: now.saturating_since(head), mpdus: psdu.mpdus.len() as u32, acked, sw_tx: meta.sw_tx, probe: meta.probe };
         self.links[li].ctl.on_report(now, &report);
-        // Airtime charged to the station (the round robin ignores it; a fair scheduler would not).
-        let (txv, _) = psdu.chain.get(0).expect("chain");
-        s.txq_scheduler(ac).charge(li, ppdu_duration_with(&txv, psdu.psdu_len, self.p.band, self.p.airtime).as_ns() / 1000 * st.attempts as u64);
         let mut retx: Vec<Mpdu> = Vec::new();
         for (i, m) in psdu.mpdus.iter().enumerate() {
             let mut m = *m;
@@ -436,7 +446,7 @@ impl LawDriver {
         let n = self.in_driver(s, li);
         self.links[li].ctl.on_hw_return(now, n);
         self.release(li, ac, out);
-        Self::mark_head(s, ac, now, out);
+        self.mark_head(s, ac, now, out);
         if self.txq_has_frames(s, li, ac) {
             s.txq_scheduler(ac).activate(now, li);
         }
@@ -479,11 +489,11 @@ impl LawDriver {
 }
 
 impl Driver for LawDriver {
-    fn add_link(&mut self, li: usize, id: u32) {
+    fn add_link(&mut self, s: &LinuxPath, li: usize, id: u32) {
         debug_assert_eq!(li, self.links.len());
-        let nq = if self.p.qos { 4 } else { 1 };
         let ctl = LawControl::new(&self.p.law, self.rates.clone()).expect("checked in new");
-        self.links.push(LawLink { id, txqs: (0..nq).map(|_| LawTxq::default()).collect(), ctl });
+        let txq = |ac| LawTxq { tin: s.tin(li, ac), look: None, back: VecDeque::new(), next_seq: 0, outstanding: BTreeSet::new(), released: 0 };
+        self.links.push(LawLink { id, txqs: (0..s.num_acs()).map(txq).collect(), ctl });
     }
 
     /// Algorithm 1 at entry (N_driver > Len_max → Cleanup), then the hardware is filled.
@@ -496,7 +506,7 @@ impl Driver for LawDriver {
         self.fill(now, s, out);
     }
 
-    fn schedule(&mut self, now: SimTime, s: &mut LinuxPath, _ac: usize, out: &mut PathOut<'_>) {
+    fn schedule(&mut self, now: SimTime, s: &mut LinuxPath, out: &mut PathOut<'_>) {
         self.fill(now, s, out);
     }
 

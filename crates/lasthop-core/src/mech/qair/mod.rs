@@ -31,8 +31,8 @@
 //! `enabled = false` keeps the monitor and controller running but never holds (a legacy node).
 //!
 //! On the `fifo` (ns-3) path the gate sits at channel access, where its PSDUs form: an AC contends only
-//! while the gate has released its next PSDU, and the release lasts until the MPDUs it was for are
-//! acknowledged or dropped ([`crate::mac::txpath::fifo`]); there only `release_point = "formation"` and
+//! while the gate has released its next PSDU, and the release lasts until an exchange under it
+//! succeeds or its MPDUs are dropped ([`crate::mac::txpath::fifo`]); there only `release_point = "formation"` and
 //! PSDU tokens apply (a scenario error names the field otherwise).
 //!
 //! Reconstructions and choices of the spec (register §0.2, [LH] tags) are parameters of

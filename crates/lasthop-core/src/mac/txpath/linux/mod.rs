@@ -280,8 +280,9 @@ impl LinuxPath {
         for a in self.afs.iter_mut() {
             a.resize(n);
         }
-        if let Some(d) = &mut self.driver {
-            d.add_link(n - 1, id);
+        if let Some(mut d) = self.driver.take() {
+            d.add_link(self, n - 1, id);
+            self.driver = Some(d);
         }
     }
 

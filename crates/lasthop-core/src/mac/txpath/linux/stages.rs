@@ -70,15 +70,24 @@ impl LinuxPath {
         self.hwq.len()
     }
 
-    /// The driver's scheduling round for AC `ac`: the installed driver's, or ath9k's.
-    pub(super) fn driver_round(&mut self, now: SimTime, ac: usize, out: &mut PathOut<'_>) {
+    /// The driver's scheduling rounds over every AC: the installed driver's, or ath9k's per AC.
+    fn driver_rounds(&mut self, now: SimTime, out: &mut PathOut<'_>) {
         match self.driver.take() {
             Some(mut d) => {
-                d.schedule(now, self, ac, out);
+                d.schedule(now, self, out);
                 self.driver = Some(d);
             }
-            None => self.schedule(now, ac, out),
+            None => {
+                for ac in 0..self.hwq.len() {
+                    self.schedule(now, ac, out);
+                }
+            }
         }
+    }
+
+    /// Whether any TXQ is eligible in its AC's scheduler.
+    pub fn any_txq_active(&self) -> bool {
+        self.afs.iter().any(|a| !a.is_empty())
     }
 
     /// When the path needs [`Self::on_wakeup`]: the release gate opens again after refusing, the
@@ -105,9 +114,7 @@ impl LinuxPath {
         if self.gate_wakeup.is_some_and(|t| t <= now) {
             self.gate_wakeup = None;
             self.release_held(now);
-            for ac in 0..self.hwq.len() {
-                self.driver_round(now, ac, out);
-            }
+            self.driver_rounds(now, out);
         }
         self.waking = false;
     }
