@@ -233,7 +233,8 @@ impl LawDriver {
     /// gate is asked only when some TXQ has frames). Then every AC's head PSDU that a gate released
     /// meanwhile is stamped as the head.
     fn fill(&mut self, now: SimTime, s: &mut LinuxPath, out: &mut PathOut<'_>) {
-        'outer: while s.hw_has_room(0) && s.any_txq_active() && s.may_form(now) {
+        let gated = s.has_gate();
+        'outer: while s.hw_has_room(0) && (!gated || s.any_txq_active() && s.may_form(now)) {
             for ac in 0..s.num_acs() {
                 while let Some(li) = s.txq_scheduler(ac).next_txq(now) {
                     let formed = self.form(now, s, li, ac, out);
@@ -253,8 +254,10 @@ impl LawDriver {
             break;
         }
         self.flush_drops(out);
-        for ac in 0..s.num_acs() {
-            self.mark_head(s, ac, now, out);
+        if gated {
+            for ac in 0..s.num_acs() {
+                self.mark_head(s, ac, now, out);
+            }
         }
     }
 
