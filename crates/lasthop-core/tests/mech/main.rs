@@ -413,8 +413,10 @@ mod pacer {
     }
 }
 
-fn saturated_downlink(path: &str) -> Scenario {
-    let toml = format!(
+/// One AP (802.11n, MCS 7) and one station 40 dB away, a downlink flow `bulk`; `last_hop`, `ap` and
+/// `flow` add keys to the AP's last hop, the AP and the flow (its type among them).
+fn saturated_downlink_toml(last_hop: &str, ap: &str, flow: &str) -> String {
+    format!(
         r#"
 duration_s = 4
 warmup_s = 1
@@ -422,7 +424,8 @@ warmup_s = 1
 name = "server"
 [[aps]]
 name = "ap"
-last_hop = {{ type = "wifi", standard = "ht", profile = "linux", rate_control = {{ type = "fixed", mcs = 7 }}{path} }}
+{ap}
+last_hop = {{ type = "wifi", standard = "ht", profile = "linux", rate_control = {{ type = "fixed", mcs = 7 }}{last_hop} }}
 [[stations]]
 name = "sta"
 channel = {{ type = "fixed_snr", snr_db = 40 }}
@@ -433,12 +436,15 @@ rate_mbps = 1000
 delay_ms = 1
 [[flows]]
 name = "bulk"
-type = "saturated"
 from = "server"
 to = "sta"
+{flow}
 "#
-    );
-    Scenario::from_toml_str(&toml, Path::new(".")).unwrap()
+    )
+}
+
+fn saturated_downlink(path: &str) -> Scenario {
+    Scenario::from_toml_str(&saturated_downlink_toml(path, "", "type = \"saturated\""), Path::new(".")).unwrap()
 }
 
 #[test]
@@ -717,38 +723,15 @@ fn qair_on_every_node_of_the_ns3_path() {
     assert!(rtt(&out) < 0.7 * rtt(&baseline), "{} vs {}", rtt(&out), rtt(&baseline));
 }
 
-/// QAir on the ns-3 path of an `ns3`-profile AP sending video-class traffic (AC_VI: a 4-ms TXOP, so the
+/// QAir on the ns-3 path of an `ns3`-profile AP sending video-class traffic (AC_VI: a 3-ms TXOP, so the
 /// medium asks for continuation PSDUs without `pending`): every PSDU goes out under a release of the gate
 /// (none inside a TXOP without one), so each release meets exactly its own completion: the inferred
 /// head-of-queue time stays exact and the samples are the releases.
 #[test]
 fn qair_on_the_ns3_path_holds_txop_continuations_too() {
-    let toml = r#"
-duration_s = 4
-warmup_s = 1
-[[servers]]
-name = "server"
-[[aps]]
-name = "ap"
-mechanisms = [{ type = "qair", r_min = 200, r_max = 200 }]
-last_hop = { type = "wifi", standard = "ht", profile = "ns3", rate_control = { type = "fixed", mcs = 7 } }
-[[stations]]
-name = "sta"
-channel = { type = "fixed_snr", snr_db = 40 }
-[[links]]
-a = "server"
-b = "ap"
-rate_mbps = 1000
-delay_ms = 1
-[[flows]]
-name = "video"
-type = "udp_cbr"
-from = "server"
-to = "sta"
-rate_mbps = 40
-dscp = 34
-"#;
-    let out = run(toml, 1);
+    let qair = r#"mechanisms = [{ type = "qair", r_min = 200, r_max = 200 }]"#;
+    let toml = saturated_downlink_toml("", qair, "type = \"udp_cbr\"\nrate_mbps = 40\ndscp = 34").replace(r#"profile = "linux""#, r#"profile = "ns3""#);
+    let out = run(&toml, 1);
     let g = &out.components["wifi"]["nodes"][0]["path"]["release_gate"];
     let n = |k: &str| g[k].as_u64().unwrap_or_else(|| panic!("{k} in {g}"));
     assert_eq!(n("max_inference_error_ns"), 0, "{g}");

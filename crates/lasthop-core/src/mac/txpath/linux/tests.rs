@@ -4,36 +4,12 @@
 use super::*;
 use crate::phy::airtime::AirtimeOptions;
 use crate::phy::mcs::{Band, ChannelWidth, GuardInterval};
-use crate::queue::codel::CodelParams;
-use crate::queue::fq::FqParams;
 use crate::mac::txpath::gate::ReleasePoint;
 use crate::mac::txpath::testkit::Io;
 use crate::stats::PacketLog;
 
 fn params(hw_depth_aggr: usize) -> LinuxParams {
-    LinuxParams {
-        qos: true,
-        ampdu: true,
-        band: Band::Ghz5,
-        airtime: AirtimeOptions::STANDARD,
-        fq: FqParams::mac80211(),
-        codel: CodelParams::mac80211(),
-        airtime_fairness: true,
-        afs_variant: crate::mac::wifi_config::AfsVariant::Mac80211,
-        hw_depth_aggr,
-        hw_depth_single: 8,
-        sw_retry_limit: 30,
-        max_subframes: 32,
-        max_ampdu_bytes: 65_535,
-        max_aggr_duration: SimDuration::from_us(4000),
-        baw: 64,
-        fixed_tries: 10,
-        aql: None,
-        t_irq: SimDuration::ZERO,
-        hw_time_limit: None,
-        hw_shared: None,
-        tbf: None,
-    }
+    LinuxParams { hw_depth_aggr, ..LinuxParams::ath9k(true, true, Band::Ghz5, AirtimeOptions::STANDARD) }
 }
 
 fn pkt(id: u64) -> Packet {
