@@ -204,8 +204,8 @@ fn check_needs_linux_path(m: &crate::mech::MechanismConfig, path: &TxPathConfig,
     }
 }
 
-/// The AP's `node_mechanisms` (every node of its BSS): transmit-path stages on `linux` AP and station
-/// paths. Returns the roles they claim on each node.
+/// The AP's `node_mechanisms` (every node of its BSS): transmit-path stages on AP and station paths
+/// that have them. Returns the roles they claim on each node.
 fn check_node_mechanisms<'a>(sc: &Scenario, a: &'a AccessPoint, loc: &Loc, is: &mut Issues) -> Vec<(crate::mech::Role, &'a str)> {
     let mut claims: Vec<(crate::mech::Role, &str)> = Vec::new();
     for (j, m) in a.node_mechanisms.iter().enumerate() {
@@ -239,7 +239,7 @@ fn claim_roles<'a>(m: &'a crate::mech::MechanismConfig, at: &Loc, claims: &mut V
     }
 }
 
-/// A station's mechanisms: transmit-path stages only, on a `linux` station path, one per role (its
+/// A station's mechanisms: transmit-path stages only, on a station path that has them, one per role (its
 /// AP's `node_mechanisms` come first).
 fn check_station_mechanisms(sc: &Scenario, s: &Station, loc: &Loc, is: &mut Issues) {
     let ap = sc.find_ap_of(s).map(|ai| &sc.aps[ai]);

@@ -212,8 +212,8 @@ fn law_and_qair_compose_on_one_ap() {
     let gate = &pb["release_gate"];
     assert_eq!(gate["type"], "qair");
     let n = |v: &serde_json::Value| v.as_u64().unwrap_or_else(|| panic!("{v}"));
-    // Every PSDU entering the hardware passed (or was counted by) the gate: fresh ones and Law's
-    // retransmissions.
+    // Every PSDU entering the hardware passed the gate or, Law's retransmissions pushed back to the
+    // front, was counted by it.
     assert_eq!(n(&gate["released"]), n(&pb["driver"]["psdus"]), "{pb}");
     let fresh = n(&pb["driver"]["psdus"]) - n(&pb["driver"]["sw_retransmissions"]);
     let (secs, cap) = (30.0, 100.0);
@@ -231,10 +231,12 @@ fn law_and_qair_compose_on_one_ap() {
     let p = path(&out);
     assert_eq!((p["type"].as_str(), p["release_gate"]["release_point"].as_str()), (Some("law"), Some("psdu")), "{p}");
     assert!(n(&p["release_gate"]["refusals"]) > 100, "{p}");
+    let fresh = n(&p["driver"]["psdus"]) - n(&p["driver"]["sw_retransmissions"]);
+    assert!((fresh as f64) <= cap * secs + 2.0, "{fresh} fresh PSDUs in {secs} s at {cap}/s");
     let st = &out.packets.stages;
     let (txq, head, air) = (Stage::TxqEnq as usize, Stage::HwHead as usize, Stage::AirStart as usize);
     let sent_by_ap: Vec<usize> = (0..out.packets.flow.len()).filter(|&i| st[txq][i] != NO_TIME && st[air][i] != NO_TIME).collect();
-    assert!(sent_by_ap.len() > 1000 && sent_by_ap.iter().all(|&i| st[head][i] != NO_TIME && st[head][i] <= st[air][i]));
+    assert!(sent_by_ap.len() > 1000);
     // Stamped when the gate let the PSDU into the hardware queue (Limit_h's start), not at its first
     // attempt: the two coincide only when the medium had been idle for AIFS then (2 % here; stamped at the
     // attempt instead, all but 5 of 20,414 would).
@@ -480,7 +482,9 @@ fn a_release_gate_paces_what_the_driver_hands_the_hardware() {
     let paced = flow(&out, "bulk").throughput_mbps;
     assert!(fifo_free > 20.0 && (9.0..10.0).contains(&paced), "{fifo_free} → {paced}");
     let gate = &out.components["wifi"]["nodes"][0]["path"]["release_gate"];
-    assert!(n("refusals") > 100 && gate["attempts"].as_u64().unwrap() > 100, "{gate}");
+    let n = |k: &str| gate[k].as_u64().unwrap_or_else(|| panic!("{k} in {gate}"));
+    assert!(n("refusals") > 100, "{gate}");
+    assert!(n("attempts") > 100 && n("attempts") - n("completions") <= 1, "{gate}");
 }
 
 /// A toy TXQ scheduler (strict priority by station index, one list per AC) replacing mac80211's
@@ -723,7 +727,7 @@ fn qair_on_every_node_of_the_ns3_path() {
     assert!(rtt(&out) < 0.7 * rtt(&baseline), "{} vs {}", rtt(&out), rtt(&baseline));
 }
 
-/// QAir on the ns-3 path of an `ns3`-profile AP sending video-class traffic (AC_VI: a 3-ms TXOP, so the
+/// QAir on the ns-3 path of an `ns3`-profile AP sending video-class traffic (AC_VI has a TXOP, so the
 /// medium asks for continuation PSDUs without `pending`): every PSDU goes out under a release of the gate
 /// (none inside a TXOP without one), so each release meets exactly its own completion: the inferred
 /// head-of-queue time stays exact and the samples are the releases.

@@ -24,7 +24,8 @@
 //!   hardware-queue entry (t_w, QAir's `t_k_from = "hw_enqueue"`), the gate hears the attempts as
 //!   typed transmit events, and a gate that refuses names when the path is woken. The gate is told the
 //!   PSDU as it would be formed at release (the link's current rate, the MPDUs queued then); the one
-//!   formed at access may carry MPDUs that arrived since.
+//!   formed at access may carry MPDUs that arrived since. (The packet log's `t_hw_enq` stays the MAC
+//!   enqueue, as without a gate.)
 //! * A link sends at its fixed rate, or at the rate its adaptive controller picks for each attempt
 //!   (ns-3's `WifiRemoteStationManager::GetDataTxVector` per transmission, each attempt reported back):
 //!   one rate per attempt, retries as new channel accesses, a probe sent unaggregated.

@@ -33,7 +33,9 @@
 //! * With a release gate (QAir's), a retransmission goes to the front of the hardware queue without
 //!   waiting at the gate (the PSDU was released once); the gate hears of it as of any PSDU entering
 //!   the hardware (a token; QAir's Delay Monitor pairs it with a completion in FIFO order, so its t_k
-//!   may take an older PSDU's start: an approximation).
+//!   may take an older PSDU's start: an approximation). At the gate's `psdu` release point a formed
+//!   PSDU may wait in the gate after Limit_q was checked and before Limit_h starts, so a packet's time
+//!   at the AP can exceed Limit_q + Limit_h by that wait (at most one token interval per PSDU ahead).
 //! * The driver queue keeps mac80211's FQ (4096 flows, 300-B quantum) per station × AC, so flows keep
 //!   their DRR isolation after the move ("we moved the flow queues down to the driver", Fig. 12); CoDel
 //!   is off (the paper leaves AQM in Law as future work, §5).
