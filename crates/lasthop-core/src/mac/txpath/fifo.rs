@@ -425,10 +425,10 @@ impl FifoPath {
 
     /// AC `ac`'s queue emptied (lifetime drops) under a release: it ends unsent.
     fn end_release_if_idle(&mut self, now: SimTime, ac: usize) {
-        let Some(g) = self.gate.as_mut() else { return };
-        if self.links.iter().any(|l| !l.queues[ac].is_empty()) {
+        if self.queued(ac) {
             return;
         }
+        let Some(g) = self.gate.as_mut() else { return };
         if let Some(r) = g.released[ac].take() {
             let ev = TxEvent::Complete { link: r.link, ac, bytes: 0, success: false, attempts: r.attempts, head_to_done: now.saturating_since(r.at), irq_delay: SimDuration::ZERO };
             g.gate.on_tx_event(now, &ev);

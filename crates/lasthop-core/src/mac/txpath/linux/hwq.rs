@@ -61,11 +61,16 @@ impl LinuxPath {
     /// of its hardware queue, counted in the depth. It is not held by a release gate (it was released
     /// once), but the gate hears of it as of any PSDU entering the hardware.
     pub fn push_hw_front(&mut self, now: SimTime, li: usize, ac: usize, psdu: Psdu) {
-        let ampdu = self.counts_as_ampdu(&psdu) as usize;
-        let c = &mut self.hw_count[ac];
+        self.count_in_hw(&psdu);
+        self.push_hw(now, li, ac, psdu, true);
+    }
+
+    /// `psdu` takes its place in its AC's hardware-queue depth (as ath9k counts it).
+    pub(super) fn count_in_hw(&mut self, psdu: &Psdu) {
+        let ampdu = self.counts_as_ampdu(psdu) as usize;
+        let c = &mut self.hw_count[psdu.ac];
         c.0 += ampdu;
         c.1 += 1;
-        self.push_hw(now, li, ac, psdu, true);
     }
 
     /// The PSDU at the head of AC `ac`'s hardware queue while it waits for the medium (`None` while the

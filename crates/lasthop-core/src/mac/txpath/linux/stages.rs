@@ -141,10 +141,7 @@ impl LinuxPath {
     /// A formed PSDU of TXQ (`li`, `ac`) takes its place in the hardware queue's depth, and enters the
     /// hardware queue now or waits in the gate.
     pub fn hand_to_hw(&mut self, now: SimTime, li: usize, ac: usize, psdu: Psdu) {
-        let ampdu = self.counts_as_ampdu(&psdu) as usize;
-        let c = &mut self.hw_count[ac];
-        c.0 += ampdu;
-        c.1 += 1;
+        self.count_in_hw(&psdu);
         if self.holds_psdus() {
             let tagged = self.gate.as_ref().is_some_and(|g| psdu.mpdus.iter().any(|m| g.explicit_tag(&m.pkt)));
             self.held.push(li, psdu, tagged);
