@@ -150,7 +150,10 @@ def test_the_quick_experiments_show_each_mechanism_acting(tmp_path: Path) -> Non
     combo = run_experiment("lastpq-qair", quick=True)
     rows = {r["variant"]: r for r in combo["rows"]}
     assert set(rows) == {"linux", "lastpq", "qair", "qair_lastpq"}
-    assert rows["qair_lastpq"]["vr_mbps"] > 3 * rows["qair"]["vr_mbps"], "LAST-PQ acts beside QAir"
+    # LAST-PQ acts beside QAir: its precedence cuts the VR tail. (The VR rate of one 6-s run in this
+    # dense network swings with TCP's losses: 5–43 Mbit/s over seeds 1–3 with both, 0.7–6.5 with QAir
+    # alone; the full experiment's three 22-s seeds carry that comparison.)
+    assert rows["qair_lastpq"]["vr_p95_ms"] < 0.75 * rows["qair"]["vr_p95_ms"], "LAST-PQ acts beside QAir"
     r = lasthop_cli("reproduce", "law-zhuge", "--quick", "--out", str(tmp_path / "lz"), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     doc = json.loads((tmp_path / "lz" / "experiment.json").read_text())

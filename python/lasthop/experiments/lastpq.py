@@ -339,9 +339,12 @@ def _reduce_static(done: list[Done]) -> dict[str, Any]:
         vr = _flow(d, "vr")
         lat = vr_latency_ms(d)
         background = sum(r["goodput_mbps"] or 0.0 for r in d.result.flows.to_dict("records") if r["flow"] != "vr")
+        win = window_p95(lat)
+        after = float(d.scenario.get("warmup_s", 0.0)) * 1e3
         rows.append({"k": d.planned.point["k"], "f": d.planned.point["f"], "variant": d.planned.variant,
                      "vr_p95_ms": percentile(lat["latency_ms"], 95.0), "vr_mbps": vr["goodput_mbps"],
-                     "vr_fps": vr["fps_mean"], "background_mbps": background})
+                     "vr_fps": vr["fps_mean"], "background_mbps": background,
+                     "windows_in_band": in_band(win[win["end_ms"] > after], DEMAND_MS)})
     by = {v: [r for r in rows if r["variant"] == v] for v in ("linux", "lastpq")}
     worst = {v: max((r["vr_p95_ms"] or 0.0) for r in rs) for v, rs in by.items()}
     summary = {
@@ -380,15 +383,22 @@ def _reduce_runtime(done: list[Done]) -> dict[str, Any]:
             lo, hi = i * step_ms, (i + 1) * step_ms
             settle = lo + (1000.0 if i else 2000.0)  # 1 s after a change (2 s from the cold start)
             w = win[(win["end_ms"] > settle) & (win["end_ms"] <= hi)]
-            band = (w["p_ms"] >= 0.5 * ms) & (w["p_ms"] <= ms - 1.0)
             phase = lat[(lat["t_ms"] > settle) & (lat["t_ms"] <= hi)]
             rows.append({"location": d.planned.point["location"], "demand_ms": ms,
                          "p95_ms": percentile(phase["latency_ms"], 95.0),
-                         "windows_in_band": float(band.mean()) if len(w) else None,
+                         "windows_in_band": in_band(w, ms),
                          "windows_above_demand": float((w["p_ms"] > ms).mean()) if len(w) else None,
                          "vr_mbps": _flow(d, "vr")["goodput_mbps"],
                          **(settling(lat, win, lo, ms) if i else dict.fromkeys(SETTLING_KEYS))})
     return {"rows": rows, "paper": PAPER["runtime"]}
+
+
+def in_band(win: pd.DataFrame, demand_ms: float) -> float | None:
+    """LP2's measure: the share of the windows ``win`` (:func:`window_p95`) whose p95 lies in the
+    controller's band [th_L, th_H] = [0.5 · ld, ld − 1 ms] (the default α_L and l_GI); None without
+    windows."""
+    band = (win["p_ms"] >= 0.5 * demand_ms) & (win["p_ms"] <= demand_ms - 1.0)
+    return float(band.mean()) if len(win) else None
 
 
 SETTLING_KEYS = ("first_in_band_ms", "p95_first_s_ms", "windows_in_band_first_s", "lp4")

@@ -25,6 +25,11 @@ pub type FlowHead = (u32, Option<SimTime>, i64);
 pub trait DriverView {
     /// Dedicated flow `flow` (scenario index) in TXQ (`txq`, `ac`); `None` if it has no queue there.
     fn flow_head(&self, flow: u32, txq: usize, ac: usize) -> Option<FlowHead>;
+    /// The TXQ enqueue time of the oldest MPDU of scenario flow `flow` waiting in TXQ (`txq`, `ac`)'s
+    /// software retry queue (ath9k's `tid->retry_q`, sent before the TXQ's new packets); `None` if none.
+    fn flow_retry_head(&self, _flow: u32, _txq: usize, _ac: usize) -> Option<SimTime> {
+        None
+    }
     /// TXQ (`txq`, `ac`)'s airtime deficit in the TXQ scheduler, µs.
     fn txq_deficit(&self, txq: usize, ac: usize) -> i64;
     /// How long the release gate would hold a PSDU formed now (zero without a gate).

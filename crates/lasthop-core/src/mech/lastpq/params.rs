@@ -60,6 +60,13 @@ pub struct LastPqParams {
     /// `"head_packet"` (the value marked on the head packet when it was enqueued, lagging by one queue's
     /// sojourn; spec §13.4).
     pub lpq_source: LpqSource,
+    /// A prioritized flow's MPDUs waiting in its TXQ's software retry queue (subframes missing from a
+    /// BlockAck) keep it backlogged for the throttler, its head being the oldest of them, so a TXQ
+    /// holding only such retries is still served ahead of the TXQ scheduler. Default true ([LH],
+    /// lasthop's reading; the spec does not say): ath9k sends a TID's retries before its new packets,
+    /// so they are the flow's head in the driver's software queues. With false only the flow's FQ
+    /// queue counts, and a frame's lost subframes wait for the station's turn in the airtime scheduler.
+    pub urgent_retries: bool,
 }
 
 /// Where the throttler reads a flow's permitted queueing delay (spec §13.4).
@@ -86,6 +93,7 @@ impl Default for LastPqParams {
             active_ms: 100.0,
             count_drops_as_inf: false,
             lpq_source: LpqSource::Flow,
+            urgent_retries: true,
         }
     }
 }

@@ -58,6 +58,7 @@ pub struct LastPqPolicy {
     active: SimDuration,
     count_drops_as_inf: bool,
     lpq_source: LpqSource,
+    urgent_retries: bool,
     stats: LastPqStats,
 }
 
@@ -90,6 +91,7 @@ impl LastPqPolicy {
             active: us(p.active_ms * 1e3),
             count_drops_as_inf: p.count_drops_as_inf,
             lpq_source: p.lpq_source,
+            urgent_retries: p.urgent_retries,
             stats: LastPqStats::default(),
         }
     }
@@ -104,7 +106,9 @@ impl LastPqPolicy {
         let l_hq_ns = (self.drain.l_hq_us(ac) * 1e3) as u64 + view.gate_hold().as_ns();
         for f in self.flows.iter_mut().filter(|f| f.txq.is_some_and(|(_, a)| a == ac)) {
             let (txq, _) = f.txq.expect("filtered");
-            let head = view.flow_head(f.index, txq, ac).and_then(|(n, head, _)| head.filter(|_| n > 0));
+            let queued = view.flow_head(f.index, txq, ac).and_then(|(n, head, _)| head.filter(|_| n > 0));
+            let retry = if self.urgent_retries { view.flow_retry_head(f.index, txq, ac) } else { None };
+            let head = queued.into_iter().chain(retry).min();
             let l_pq_us = match self.lpq_source {
                 LpqSource::Flow => f.ctrl.l_pq_us(now),
                 LpqSource::HeadPacket => f.head_mark(head).unwrap_or_else(|| f.ctrl.l_pq_us(now)),

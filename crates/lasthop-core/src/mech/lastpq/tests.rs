@@ -132,11 +132,12 @@ fn tv12_mark_and_percentile() {
 }
 
 /// A driver view written by the test: (flow, txq, ac) → (packets, head enqueue, byte deficit); TXQ
-/// airtime deficits.
+/// airtime deficits; (flow, txq, ac) → the oldest enqueue among its MPDUs in the software retry queue.
 #[derive(Default)]
 struct FakeView {
     flows: BTreeMap<(u32, usize, usize), FlowHead>,
     deficits: BTreeMap<usize, i64>,
+    retries: BTreeMap<(u32, usize, usize), SimTime>,
 }
 
 impl DriverView for FakeView {
@@ -145,6 +146,9 @@ impl DriverView for FakeView {
     }
     fn txq_deficit(&self, txq: usize, _ac: usize) -> i64 {
         self.deficits.get(&txq).copied().unwrap_or(0)
+    }
+    fn flow_retry_head(&self, flow: u32, txq: usize, ac: usize) -> Option<SimTime> {
+        self.retries.get(&(flow, txq, ac)).copied()
     }
 }
 
@@ -208,6 +212,32 @@ fn urgency_uses_the_hardware_queue_ahead() {
     assert_eq!(pol.priority_txq(now, BE, &v), Some(0));
     pol.on_tx_event(now, &TxEvent::Complete { link: 1, ac: BE, bytes: 40_000, success: true, attempts: 1, head_to_done: SimDuration::from_ms(2), irq_delay: SimDuration::ZERO });
     assert_eq!(pol.priority_txq(now, BE, &v), None);
+}
+
+#[test]
+fn subframes_awaiting_retry_keep_a_flow_urgent() {
+    const BE: usize = 2;
+    let now = SimTime::from_ms(12);
+    let mut v = FakeView::default();
+    // The flow's queue in FQ is empty; two of its subframes, enqueued at 0, wait for a retry.
+    v.flows.insert((0, 0, BE), (0, None, 0));
+    v.retries.insert((0, 0, BE), SimTime::ZERO);
+    let mut pol = policy(&[("vr", 20.0)]); // l_pq(0) = 10 000 µs < l_sq = 12 ms
+    pol.on_enqueue(SimTime::ZERO, &pkt(0), 0, BE);
+    assert_eq!(pol.priority_txq(now, BE, &v), Some(0), "the TXQ goes first: its retries are the flow's head");
+    assert_eq!(pol.priority_flow(now, 0, BE, &v), None, "nothing to dequeue from FQ: retries first, then FQ order");
+    // A newer packet in FQ does not hide the older retry.
+    v.flows.insert((0, 0, BE), (1, Some(SimTime::from_ms(11)), 0));
+    assert_eq!(pol.priority_txq(now, BE, &v), Some(0));
+    v.retries.clear();
+    assert_eq!(pol.priority_txq(now, BE, &v), None, "the packet in FQ alone waited 1 ms");
+    // With `urgent_retries = false` only the FQ queue counts.
+    let p = LastPqParams { flows: vec![FlowDemand { flow: "vr".into(), demand_ms: 20.0, percentile: 95.0 }], urgent_retries: false, ..Default::default() };
+    let mut off = LastPqPolicy::new(&p, &[0]);
+    off.on_enqueue(SimTime::ZERO, &pkt(0), 0, BE);
+    v.flows.insert((0, 0, BE), (0, None, 0));
+    v.retries.insert((0, 0, BE), SimTime::ZERO);
+    assert_eq!(off.priority_txq(now, BE, &v), None);
 }
 
 #[test]

@@ -196,12 +196,17 @@ struct View<'a> {
     fq: &'a Fq,
     dedicated: &'a std::collections::BTreeMap<(u32, usize, usize), FlowId>,
     afs: &'a [Box<dyn TxqScheduler>],
+    links: &'a [LinuxLink],
     gate_hold: SimDuration,
 }
 
 impl DriverView for View<'_> {
     fn flow_head(&self, flow: u32, txq: usize, ac: usize) -> Option<super::driver::FlowHead> {
         self.dedicated.get(&(flow, txq, ac)).map(|&f| self.fq.flow_head(f))
+    }
+    fn flow_retry_head(&self, flow: u32, txq: usize, ac: usize) -> Option<SimTime> {
+        let retry = &self.links.get(txq)?.txqs.get(ac)?.retry;
+        retry.iter().filter(|m| m.pkt.flow == flow).map(|m| m.pkt.enqueued).min()
     }
     fn txq_deficit(&self, txq: usize, ac: usize) -> i64 {
         self.afs[ac].deficit(txq)
@@ -460,7 +465,7 @@ impl LinuxPath {
     /// the policy names first.
     fn dequeue(&mut self, now: SimTime, li: usize, ac: usize, tin: TinId, priority: bool) -> Option<Packet> {
         let Some(policy) = self.policy.as_mut() else { return self.fq.dequeue(now, tin, &mut self.drops) };
-        let flow = priority.then(|| policy.priority_flow(now, li, ac, &View { fq: &self.fq, dedicated: &self.dedicated, afs: &self.afs, gate_hold: SimDuration::ZERO })).flatten();
+        let flow = priority.then(|| policy.priority_flow(now, li, ac, &View { fq: &self.fq, dedicated: &self.dedicated, afs: &self.afs, links: &self.links, gate_hold: SimDuration::ZERO })).flatten();
         let from_flow = flow.and_then(|fl| self.dedicated.get(&(fl, li, ac))).and_then(|&f| self.fq.dequeue_dedicated(now, tin, f, &mut self.drops));
         let (pkt, on_priority) = match from_flow {
             Some(p) => (p, true),

@@ -190,7 +190,7 @@ impl LinuxPath {
     pub(super) fn priority_txq(&mut self, now: SimTime, ac: usize) -> Option<usize> {
         let policy = self.policy.as_mut()?;
         let gate_hold = self.gate.as_ref().map_or(SimDuration::ZERO, |g| g.expected_hold(now, self.held.ahead_of(ac)));
-        policy.priority_txq(now, ac, &View { fq: &self.fq, dedicated: &self.dedicated, afs: &self.afs, gate_hold })
+        policy.priority_txq(now, ac, &View { fq: &self.fq, dedicated: &self.dedicated, afs: &self.afs, links: &self.links, gate_hold })
     }
 
     /// Pushes a formed PSDU of TXQ (`li`, `ac`) into its hardware queue (counted in its depth already):

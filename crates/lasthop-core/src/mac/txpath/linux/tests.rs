@@ -59,6 +59,52 @@ fn aggregation_retries_and_the_blockack_window() {
     assert_eq!(queued, 64, "one BlockAck window");
 }
 
+/// A subframe missing from a BlockAck waits in its TXQ's retry queue while the airtime scheduler
+/// serves another station; a driver policy sees it there as its flow's oldest packet (LAST-PQ's
+/// `urgent_retries`).
+#[test]
+fn a_policy_sees_the_subframes_awaiting_a_retry() {
+    let mut p = LinuxPath::new(LinuxParams { hw_depth_single: 1, hw_depth_aggr: 1, ..params(1) }, &mut Rng::derive(1, "fq"));
+    let txv = TxVector::ht(7, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap();
+    p.add_link(0, txv, None);
+    p.add_link(1, txv, None);
+    let mut log = PacketLog::new(true);
+    let (mut dropped, mut releases) = (Vec::new(), Vec::new());
+    let be = AccessCategory::Be as usize;
+    let t = SimTime::from_us;
+    for i in 0..80 {
+        let pk = Packet { flow: (i % 2) as u32, dst: 1 + (i % 2) as u16, ..pkt(i) };
+        log.open(&pk);
+        let mut out = PathOut { log: &mut log, dropped: &mut dropped, releases: &mut releases };
+        p.enqueue(t(i), (i % 2) as usize, be, pk, &mut out);
+    }
+    let mut out = PathOut { log: &mut log, dropped: &mut dropped, releases: &mut releases };
+    let view = |p: &LinuxPath, flow: u32, li: usize| {
+        View { fq: &p.fq, dedicated: &p.dedicated, afs: &p.afs, links: &p.links, gate_hold: SimDuration::ZERO }.flow_retry_head(flow, li, be)
+    };
+    // Lose one subframe of each PSDU until the freed slot goes to the other station.
+    for k in 0..6 {
+        let psdu = p.head(t(1000 * (k + 1)), be, None, &mut out).unwrap();
+        let li = p.links.iter().position(|l| l.id == psdu.link).unwrap();
+        let mut received = vec![true; psdu.mpdus.len()];
+        let aggregate = psdu.mpdus.len() > 2; // the first packet went out alone
+        let mid = received.len() / 2;
+        let lost = psdu.mpdus[mid].pkt;
+        received[mid] = !aggregate;
+        p.complete(t(1000 * (k + 1) + 500), psdu, TxStatus { success: true, received: &received, attempts: 1 }, &mut out);
+        if !aggregate {
+            continue;
+        }
+        if p.hwq[be].front().expect("refilled").link != p.links[li].id {
+            assert_eq!(view(&p, lost.flow, li), Some(lost.enqueued), "waits for a retry while the other station is served");
+            assert_eq!(view(&p, lost.flow, 1 - li), None, "not in the other station's TXQ");
+            return;
+        }
+        assert_eq!(view(&p, lost.flow, li), None, "refilled from the same TXQ: the retry went out at once");
+    }
+    panic!("the scheduler never served the other station after a loss");
+}
+
 /// The rate controller's hooks (LLRA): it sees the channel-access delay of the last PSDU (head of
 /// the hardware queue → first attempt) before the next PSDU is formed, and its software-retry
 /// deadline turns a failed subframe that is too old into a `deadline` drop instead of a retry.
