@@ -43,6 +43,9 @@ CASES = [
      "error: bad.toml: flows[0].rate_mbps: must be a finite number, got nan"),
     ("flow after the end", toml_dumps(_edit(["flows", 0, "start_s"], 99)),
      "flows[0].start_s: starts after the run ends (duration_s = 3"),
+    ("pacing rate 0", toml_dumps(_edit(["flows", 0], {"name": "video", "type": "tcp", "from": "server", "to": "laptop",
+                                                      "tcp": {"max_pacing_rate_mbps": 0}})),
+     "flows[0].tcp.max_pacing_rate_mbps: must be a positive number of Mbit/s up to 100000, got 0"),
 ]
 
 

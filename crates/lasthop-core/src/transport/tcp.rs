@@ -13,6 +13,7 @@
 
 use super::cc::{AckEvent, AnyCc, CcParams, CongestionControl, DeliveryRateEstimator, LossEvent, PacketDeliveryState, SentEvent};
 use crate::rng::Rng;
+use crate::units::BitRate;
 use crate::time::{SimDuration, SimTime};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -53,11 +54,18 @@ pub struct TcpParams {
     /// Congestion control; default Cubic.
     #[serde(default)]
     pub cc: CcParams,
+    /// The socket's maximum pacing rate, Mbit/s (Linux's `SO_MAX_PACING_RATE`, or the `fq` qdisc's
+    /// `maxrate` at the sender): segments leave at most at this rate, headers included. With a
+    /// congestion controller that paces (BBR, Copa, ABC, Cubic with `pacing = true`), at the lower of
+    /// the two rates; with one that does not, at this rate alone (Linux would pace at the lower of it
+    /// and TCP's own rate, 2·cwnd/srtt in slow start and 1.2·cwnd/srtt after). Default: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_pacing_rate_mbps: Option<f64>,
 }
 
 impl Default for TcpParams {
     fn default() -> Self {
-        TcpParams { mss: 1448, delayed_ack: true, delack_ms: 40.0, rto_min_ms: 200.0, cc: CcParams::default() }
+        TcpParams { mss: 1448, delayed_ack: true, delack_ms: 40.0, rto_min_ms: 200.0, cc: CcParams::default(), max_pacing_rate_mbps: None }
     }
 }
 
@@ -169,6 +177,8 @@ pub struct TcpSender {
     rto_deadline: Option<SimTime>,
     min_rtt: Option<SimDuration>,
     next_send: SimTime,
+    /// `SO_MAX_PACING_RATE`.
+    max_pacing: Option<BitRate>,
     pub stats: TcpSenderStats,
 }
 
@@ -198,6 +208,7 @@ impl TcpSender {
             rto_deadline: None,
             min_rtt: None,
             next_send: now,
+            max_pacing: p.max_pacing_rate_mbps.map(|m| BitRate::from_bps((m * 1e6).round().max(1.0) as u64)),
             stats: TcpSenderStats::default(),
         })
     }
@@ -273,7 +284,12 @@ impl TcpSender {
         self.n_retx += retransmitted as usize;
         self.stats.segments_sent += 1;
         self.cc.on_sent(now, &SentEvent { bytes: seg.len as u64, prior_in_flight: prior, app_limited: false });
-        if let Some(rate) = self.cc.pacing_rate().filter(|r| r.bps() > 0) {
+        let cc_rate = self.cc.pacing_rate().filter(|r| r.bps() > 0);
+        let rate = match (cc_rate, self.max_pacing) {
+            (Some(r), Some(m)) => Some(if m.bps() < r.bps() { m } else { r }),
+            (r, m) => r.or(m),
+        };
+        if let Some(rate) = rate {
             self.next_send = now + rate.tx_time((seg.len + HEADER_BYTES) as u64);
         }
         if self.rto_deadline.is_none() {

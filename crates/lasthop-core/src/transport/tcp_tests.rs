@@ -136,3 +136,22 @@ fn sack_blocks_merge_and_report_the_latest_three_newest_first() {
     assert_eq!(r.delivered_bytes, seg(10));
     assert_eq!(r.sack_blocks(), vec![(seg(11), seg(12))]);
 }
+
+#[test]
+fn a_max_pacing_rate_spaces_the_segments_by_their_wire_time() {
+    // 11.6 Mbit/s: one 1448-byte segment plus 52 bytes of headers every 1500·8 / 11.6e6 s ≈ 1.0345 ms.
+    let p = TcpParams { max_pacing_rate_mbps: Some(11.6), ..TcpParams::default() };
+    let mut s = TcpSender::new(&p, SimTime::ZERO, Rng::derive(1, "tcp"), None).unwrap();
+    let gap = BitRate::from_bps(11_600_000).tx_time(1500);
+    assert_eq!(drain(&mut s, ms(0)).len(), 1, "one segment, then the pacer holds the window's rest");
+    assert_eq!(s.next_wakeup(ms(0)), Some(SimTime::ZERO + gap));
+    assert!(s.poll_send(SimTime::ZERO + gap - SimDuration::from_ns(1)).is_none());
+    let mut t = SimTime::ZERO + gap;
+    for i in 1..5u64 {
+        assert_eq!(s.poll_send(t), Some(Segment { seq: i * MSS, len: MSS as u32 }), "segment {i} at {t}");
+        t = s.next_wakeup(t).expect("paced");
+        assert_eq!(t, SimTime::ZERO + gap * (i + 1));
+    }
+    // Without the cap, Cubic (no pacing by default) sends the initial window at once.
+    assert!(drain(&mut sender(None), ms(0)).len() > 5);
+}
