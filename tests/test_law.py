@@ -39,6 +39,19 @@ def test_example_is_the_testbeds_law_variant() -> None:
     assert example == lasthop.Scenario.from_dict(law.testbed("law"))
 
 
+def test_law_refuses_a_station_with_fewer_streams_than_the_bss() -> None:
+    """Law's controller chooses every station's downlink rates among the BSS's streams, so a station's
+    own `max_nss` below the BSS's is a scenario error at its path (not a rate it cannot receive)."""
+    sc = law.testbed("law")
+    sc["aps"][0]["last_hop"]["max_nss"] = 2
+    sc["stations"][0]["max_nss"] = 1
+    with pytest.raises(lasthop.ScenarioError) as e:
+        lasthop.Scenario.from_dict(sc)
+    assert "stations[0].max_nss: the AP runs mechanism `law`" in str(e.value), str(e.value)
+    sc["stations"][0]["max_nss"] = 2
+    lasthop.Scenario.from_dict(sc)
+
+
 def test_testbed_variants_differ_only_at_the_ap() -> None:
     law_sc = law.testbed("law")
     for v in ("minstrel_ht", "llra", "thompson"):

@@ -44,10 +44,11 @@ def rayleigh(coherence_ms: float) -> Json:
 
 
 def station(name: str, channel: Json | None = None, *, rate_control: Json | None = None,
-            downlink_rate_control: Json | None = None) -> Json:
-    """A station: its channel, its own (uplink) rate control, and the AP's rate control towards it."""
+            downlink_rate_control: Json | None = None, max_nss: int | None = None) -> Json:
+    """A station: its channel, its own (uplink) rate control, the AP's rate control towards it, and the
+    spatial streams it supports (default the BSS's)."""
     return _present(name=name, channel=channel, rate_control=rate_control,
-                    downlink_rate_control=downlink_rate_control)
+                    downlink_rate_control=downlink_rate_control, max_nss=max_nss)
 
 
 def flow(name: str, kind: str | None, src: str, dst: str, **params: Any) -> Json:

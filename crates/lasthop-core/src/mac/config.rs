@@ -302,6 +302,14 @@ pub fn default_rate_control(c: &WifiConfig) -> RateControlConfig {
     })
 }
 
+/// The BSS as seen by one station's links: `max_nss` limited to the station's own (`stations[].max_nss`).
+pub fn for_station(c: &WifiConfig, station_max_nss: Option<u8>) -> std::borrow::Cow<'_, WifiConfig> {
+    match station_max_nss {
+        Some(n) if n < c.max_nss => std::borrow::Cow::Owned(WifiConfig { max_nss: n, ..c.clone() }),
+        _ => std::borrow::Cow::Borrowed(c),
+    }
+}
+
 /// The rates a link of this BSS may use, for adaptive rate control.
 pub fn link_rates(c: &WifiConfig) -> crate::ratectl::LinkRates {
     crate::ratectl::LinkRates::new(c.standard, c.width_mhz, &[c.gi_ns], c.max_nss.max(1), c.band)

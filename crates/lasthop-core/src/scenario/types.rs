@@ -186,6 +186,11 @@ pub struct Station {
     /// Airtime-fairness weight of this station at a `linux` AP path, µs; default 256.
     #[serde(default)]
     pub airtime_weight_us: Option<u32>,
+    /// Spatial streams this station supports (a 2×2 phone: 2), at most the BSS's `max_nss`: the rate
+    /// controllers of its uplink and of the AP's downlink to it choose among 1..=max_nss streams, and a
+    /// fixed rate must not need more. Default: the BSS's `max_nss`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_nss: Option<u8>,
     /// Mechanisms on the station's own transmit path (`qair`, on its `linux` or `fifo` path).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mechanisms: Vec<crate::mech::MechanismConfig>,

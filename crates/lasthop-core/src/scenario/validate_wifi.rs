@@ -123,6 +123,9 @@ pub(crate) fn check_station(sc: &Scenario, s: &Station, loc: &Loc, is: &mut Issu
             is.push(loc.key("airtime_weight_us"), "the AP's airtime scheduler (afs_variant = \"ath9k-drr++\") has no station weights; mac80211's has", json!(wt));
         }
     }
+    check_station_nss(s, wifi.map(|w| &**w), ap, loc, is);
+    let wifi = wifi.map(|w| crate::mac::config::for_station(w, s.max_nss.filter(|&n| n >= 1)));
+    let wifi = wifi.as_deref();
     if wifi.is_none() && ap.is_some() {
         if s.channel.is_some() {
             is.push(loc.key("channel"), "only a Wi-Fi last hop has a radio channel", json!(null));
@@ -136,8 +139,14 @@ pub(crate) fn check_station(sc: &Scenario, s: &Station, loc: &Loc, is: &mut Issu
     }
     for (key, rc) in [("rate_control", &s.rate_control), ("downlink_rate_control", &s.downlink_rate_control)] {
         if let (Some(w), Some(rc)) = (wifi, rc) {
-            if let Err(e) = fixed_txvector(w, rc) {
-                is.push(loc.key(key), e.to_string(), json!(null));
+            match fixed_txvector(w, rc) {
+                Err(e) => is.push(loc.key(key), e.to_string(), json!(null)),
+                Ok(txv) if s.max_nss.is_some() && matches!(rc, RateControlConfig::Fixed { .. }) && txv.nss > w.max_nss.max(1) => is.push(
+                    loc.key(key),
+                    format!("the fixed rate needs {} spatial streams; the station has {} (max_nss)", txv.nss, w.max_nss.max(1)),
+                    json!(null),
+                ),
+                Ok(_) => {}
             }
             if let (Some(_), "downlink_rate_control") = (ap.and_then(|a| a.law()), key) {
                 is.push(loc.key(key), "the AP runs mechanism `law`, which chooses the downlink rates itself", json!(null));
@@ -152,6 +161,35 @@ pub(crate) fn check_station(sc: &Scenario, s: &Station, loc: &Loc, is: &mut Issu
         if let Err((key, msg)) = crate::channel::ChannelModel::check(c) {
             is.push(loc.key("channel").key(key), msg, json!(null));
         }
+    }
+}
+
+/// A station's `max_nss`: within the BSS's, on a Wi-Fi last hop, not below the BSS's under Law (whose
+/// controller chooses every station's downlink rates among the BSS's), and enough for the BSS's fixed
+/// rate where the station's links take it.
+fn check_station_nss(s: &Station, wifi: Option<&WifiConfig>, ap: Option<&crate::scenario::AccessPoint>, loc: &Loc, is: &mut Issues) {
+    let Some(n) = s.max_nss else { return };
+    match wifi {
+        Some(w) if !(1..=w.max_nss.max(1)).contains(&n) => {
+            is.push(loc.key("max_nss"), format!("must be in 1..={} (the BSS's max_nss), got {n}", w.max_nss.max(1)), json!(n));
+        }
+        Some(w) if n < w.max_nss && ap.is_some_and(|a| a.law().is_some()) => is.push(
+            loc.key("max_nss"),
+            format!("the AP runs mechanism `law`, which chooses every station's downlink rates among the BSS's {} streams", w.max_nss),
+            json!(n),
+        ),
+        None if ap.is_some() => is.push(loc.key("max_nss"), "only a Wi-Fi last hop has spatial streams", json!(n)),
+        Some(w) => {
+            // A link without a rate control of its own takes the BSS's: a fixed one must fit too.
+            let bss_rc = crate::mac::config::default_rate_control(w);
+            let inherits = s.rate_control.is_none() || s.downlink_rate_control.is_none();
+            if let (true, RateControlConfig::Fixed { .. }, Ok(txv)) = (inherits, &bss_rc, fixed_txvector(w, &bss_rc)) {
+                if txv.nss > n {
+                    is.push(loc.key("max_nss"), format!("the BSS's fixed rate needs {} spatial streams; the station has {n}", txv.nss), json!(n));
+                }
+            }
+        }
+        None => {}
     }
 }
 

@@ -313,8 +313,9 @@ impl<'a> Net<'a> {
         self.wifi_bss.push((params, w.collision_ifs));
     }
 
-    fn wifi_station(&mut self, ai: usize, ap_w: usize, params: &BssParams, w: &WifiConfig, st: &Station, sid: NodeId) {
+    fn wifi_station(&mut self, ai: usize, ap_w: usize, params: &BssParams, bss: &WifiConfig, st: &Station, sid: NodeId) {
         let (seed, ap_id, ap) = (self.seed, topology::ap_node(self.sc, ai), &self.sc.aps[ai].name);
+        let w = &*crate::mac::config::for_station(bss, st.max_nss);
         let bss_rc = crate::mac::config::default_rate_control(w);
         let ap_txv = fixed_txvector(w, &bss_rc).expect("validated");
         let txv = |rc: &Option<crate::scenario::RateControlConfig>| rc.as_ref().map(|rc| fixed_txvector(w, rc).expect("validated")).unwrap_or(ap_txv);

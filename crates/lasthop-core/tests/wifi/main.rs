@@ -500,3 +500,27 @@ fn a_tbf_caps_what_a_node_offers() {
     let err = Scenario::from_toml_str(&bss("ap_path = { type = \"linux\", tbf = { rate_mbps = 5, burst_bytes = 1000 } }", sta, ""), Path::new(".")).unwrap_err().to_string();
     assert!(err.contains("aps[0].last_hop.ap_path.tbf.burst_bytes"), "{err}");
 }
+
+/// A station's own `max_nss` (a 2×2 phone in a 3-stream BSS): Minstrel-HT on its links, the AP's
+/// downlink and its uplink, never uses more than its two streams, while a 3×3 station beside it at the
+/// same SNR reaches three; a station with more streams than the BSS, or a fixed rate it cannot carry,
+/// is an error at its path.
+#[test]
+fn a_station_uses_at_most_its_own_spatial_streams() {
+    let ap = "standard = \"ht\", band = \"5ghz\", width_mhz = 40, max_nss = 3, profile = \"linux\", rate_control = { type = \"minstrel_ht\" }";
+    let sta = |name: &str, extra: &str| format!("[[stations]]\nname = \"{name}\"\nchannel = {{ type = \"fixed_snr\", snr_db = 45 }}\n{extra}");
+    let flows = "[[flows]]\nname = \"dp\"\ntype = \"udp_cbr\"\nfrom = \"srv\"\nto = \"phone\"\nrate_mbps = 150\n\
+                 [[flows]]\nname = \"up\"\ntype = \"udp_cbr\"\nfrom = \"phone\"\nto = \"srv\"\nrate_mbps = 150\n\
+                 [[flows]]\nname = \"dc\"\ntype = \"udp_cbr\"\nfrom = \"srv\"\nto = \"client\"\nrate_mbps = 150\n";
+    let out = run(&bss(ap, &(sta("phone", "max_nss = 2\n") + &sta("client", "")), flows), 1);
+    let most = |src: &str, dst: &str| {
+        let l = out.tx_links.iter().position(|(a, b)| a == src && b == dst).expect("link") as u32;
+        (0..out.tx.len()).filter(|&i| out.tx.link[i] == l).map(|i| out.tx.nss[i]).max().unwrap()
+    };
+    assert_eq!((most("ap", "phone"), most("phone", "ap")), (2, 2), "the phone's links use at most its two streams");
+    assert_eq!(most("ap", "client"), 3, "a 3x3 client at the same SNR uses three");
+    let err = |extra: &str| Scenario::from_toml_str(&bss(ap, &sta("phone", extra), ""), Path::new(".")).unwrap_err().to_string();
+    assert!(err("max_nss = 4\n").contains("stations[0].max_nss: must be in 1..=3 (the BSS's max_nss), got 4"), "{}", err("max_nss = 4\n"));
+    let fixed = "max_nss = 2\nrate_control = { type = \"fixed\", mcs = 23 }\n";
+    assert!(err(fixed).contains("stations[0].rate_control: the fixed rate needs 3 spatial streams; the station has 2"), "{}", err(fixed));
+}
