@@ -33,6 +33,8 @@ if TYPE_CHECKING:  # pandas is imported where it is used: `lasthop --help` need 
 SNR_DB = {"S2": 30.0, "S4": 20.0, "S5": 29.0, "S6": 19.0}
 """The spec's locations as mean SNR (HT40), dB ([LH]; S6 calibrated, see the module docs)."""
 VR = {"fps": 30, "rate_mbps": 45.0, "skip_unsent_frames": 1.0}
+PHONE_NSS = 2
+"""The VR phone is 2×2 (spec §17.2: two spatial streams); the AP and the other clients are 3×3 (R13)."""
 DEMAND_MS = 20.0
 VR_RELEASE_MBPS = 150.0
 """The rate at which the VR server releases a frame's packets (spec §17.2 `vr.burst_rate`, [LH]): the VR
@@ -65,7 +67,7 @@ def home(name: str, *, phone_snr_db: float, k: int, f: int, duration_s: float, w
          mechanism: Json | None) -> Json:
     """The home AP of the spec's E2 cell: the phone with the VR flow and ``f`` TCP downloads, and ``k``
     clients with one TCP download each."""
-    stations = [topology.station("phone", topology.fixed_snr(phone_snr_db))]
+    stations = [topology.station("phone", topology.fixed_snr(phone_snr_db), max_nss=PHONE_NSS)]
     stations += [topology.station(f"c{i}", topology.fixed_snr(SNR_DB["S5"] + (i % 3) - 1)) for i in range(1, k + 1)]
     flows = [topology.flow("vr", "tcp_video", "server", "phone", video=dict(VR), tcp=dict(VR_TCP))]
     flows += [topology.flow(f"t{i}", "tcp", "server", "phone") for i in range(1, f + 1)]
@@ -128,7 +130,8 @@ def case_study(name: str, *, vr_mbps: float, voip: bool, phone_tcp: int, clients
     def fixed(mcs: int) -> Json:
         return {"type": "fixed", "mcs": mcs}
 
-    stations = [topology.station("phone", topology.fixed_snr(35.0), rate_control=fixed(12), downlink_rate_control=fixed(12))]
+    stations = [topology.station("phone", topology.fixed_snr(35.0), rate_control=fixed(12), downlink_rate_control=fixed(12),
+                                 max_nss=PHONE_NSS)]
     stations += [topology.station(f"c{i}", topology.fixed_snr(35.0), rate_control=fixed(23), downlink_rate_control=fixed(23))
                  for i in range(1, clients + 1)]
     flows = [topology.flow("vr", "tcp_video", "server", "phone", video={**VR, "rate_mbps": vr_mbps}, tcp=dict(VR_TCP))]
