@@ -45,7 +45,7 @@ CASES = [
      "flows[0].start_s: starts after the run ends (duration_s = 3"),
     ("pacing rate 0", toml_dumps(_edit(["flows", 0], {"name": "video", "type": "tcp", "from": "server", "to": "laptop",
                                                       "tcp": {"max_pacing_rate_mbps": 0}})),
-     "flows[0].tcp.max_pacing_rate_mbps: must be a positive number of Mbit/s up to 100000, got 0"),
+     "flows[0].tcp.max_pacing_rate_mbps: must be between 0.01 and 100000 Mbit/s, got 0"),
 ]
 
 

@@ -1,12 +1,13 @@
 """LAST-PQ (seed 002; spec qair-lastpq.md §17): a VR flow with a latency demand at a home AP.
 
 The AP is 802.11n HT40 in 5 GHz, 3 streams, Minstrel-HT, the Linux path (FQ-CoDel + airtime fairness,
-ath9k-style driver) at the AP and the stations. The VR client (``phone``) receives a 1080p stream at
-45 Mbit/s / 30 fps written into a TCP Cubic connection (a frame is skipped while more than one is
-unsent, spec §17.2 ``tcp_skip``; the server releases a frame at most at :data:`VR_RELEASE_MBPS`), plus ``f`` TCP downloads; ``k`` other clients download one TCP flow
-each. LAST-PQ prioritizes the VR flow with a demand of 20 ms at the 95th percentile of its per-packet
-latency, measured as the controller measures it: TXQ enqueue at the AP to the end of the transmission
-that delivered the packet (the ACK follows a SIFS and a BlockAck later, ≈ 50 µs).
+ath9k-style driver) at the AP and the stations. The VR client (``phone``, 2×2) receives a 1080p stream
+at 45 Mbit/s / 30 fps written into a TCP Cubic connection (a frame is skipped while more than one is
+unsent, spec §17.2 ``tcp_skip``; the server releases a frame at most at :data:`VR_RELEASE_MBPS`), plus
+``f`` TCP downloads; ``k`` other clients (3×3) download one TCP flow each. LAST-PQ prioritizes the VR
+flow with a demand of 20 ms at the 95th percentile of its per-packet latency, measured as the
+controller measures it: TXQ enqueue at the AP to the end of the transmission that delivered the
+packet (the ACK follows a SIFS and a BlockAck later, ≈ 50 µs).
 
 * ``lastpq-static`` (E2, Fig. 11): the phone at S6, k clients at S5, k, f ∈ {3, 4, 5}; Linux vs LAST-PQ.
 * ``lastpq-runtime`` (E1, Fig. 10): the phone at S2, S4, S6 under k = f = 3; the demand goes 25 → 20 →

@@ -242,7 +242,8 @@ pub struct WifiConfig {
     /// Defaults for EDCA/TXOP values.
     #[serde(default)]
     pub profile: WifiProfile,
-    /// Spatial streams the devices support (rate controllers choose among 1..=max_nss); default 1.
+    /// Spatial streams the devices support (rate controllers choose among 1..=max_nss); default 1. A
+    /// station may support fewer (`stations[].max_nss`).
     #[serde(default = "default_one")]
     pub max_nss: u8,
     /// QoS (EDCA with four ACs); default true except for `ofdm`, which uses the legacy DCF.

@@ -188,7 +188,9 @@ pub struct Station {
     pub airtime_weight_us: Option<u32>,
     /// Spatial streams this station supports (a 2×2 phone: 2), at most the BSS's `max_nss`: the rate
     /// controllers of its uplink and of the AP's downlink to it choose among 1..=max_nss streams, and a
-    /// fixed rate must not need more. Default: the BSS's `max_nss`.
+    /// fixed rate of its links (its own or the BSS's) must not need more. Not with Law on the AP, whose
+    /// controller picks every station's rates among the BSS's streams. Default: the BSS's `max_nss`
+    /// (and, as before this setting, no check of fixed rates against it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_nss: Option<u8>,
     /// Mechanisms on the station's own transmit path (`qair`, on its `linux` or `fifo` path).

@@ -312,8 +312,8 @@ fn check_tcp(tcp: &crate::transport::tcp::TcpParams, loc: &Loc, is: &mut Issues)
     is.positive(loc.key("tcp").key("delack_ms"), tcp.delack_ms);
     is.positive(loc.key("tcp").key("rto_min_ms"), tcp.rto_min_ms);
     if let Some(m) = tcp.max_pacing_rate_mbps {
-        if !(m.is_finite() && m > 0.0 && m <= 1e5) {
-            is.push(loc.key("tcp").key("max_pacing_rate_mbps"), format!("must be a positive number of Mbit/s up to 100000, got {m}"), json!(m));
+        if !(m.is_finite() && (0.01..=1e5).contains(&m)) {
+            is.push(loc.key("tcp").key("max_pacing_rate_mbps"), format!("must be between 0.01 and 100000 Mbit/s, got {m}"), json!(m));
         }
     }
     if let Err(e) = tcp.cc.validate() {

@@ -101,17 +101,22 @@ fn t_cycle(sc: &Scenario, ai: usize, station: Option<&crate::scenario::Station>)
     let LastHop::Wifi(w) = &sc.aps[ai].last_hop else { return None };
     let bss = crate::mac::config::BssParams::from_config(w);
     let bss_rc = crate::mac::config::default_rate_control(w);
-    let fastest = crate::mac::config::link_rates(w).supported.into_iter().max_by_key(|t| t.data_rate().bps());
-    let rate = |rc: &crate::ratectl::RateControlConfig| match rc {
-        crate::ratectl::RateControlConfig::Fixed { .. } => fixed_txvector(w, rc).ok(),
-        _ => fastest,
+    // The rate of a link to or from a station with `max_nss` streams at most (`None`: the BSS's).
+    let rate = |rc: &crate::ratectl::RateControlConfig, nss: Option<u8>| {
+        let w = crate::mac::config::for_station(w, nss);
+        match rc {
+            crate::ratectl::RateControlConfig::Fixed { .. } => fixed_txvector(&w, rc).ok(),
+            _ => crate::mac::config::link_rates(&w).supported.into_iter().max_by_key(|t| t.data_rate().bps()),
+        }
     };
     let (ap_path, sta_path, is_ap) = (sc.aps[ai].run_path(w), crate::mac::config::default_paths(w).1, station.is_none());
     let txv = match station {
-        Some(st) => rate(st.rate_control.as_ref().unwrap_or(&bss_rc)),
+        Some(st) => rate(st.rate_control.as_ref().unwrap_or(&bss_rc), st.max_nss),
         None => {
             let mine = sc.stations.iter().filter(|st| sc.find_ap_of(st) == Some(ai));
-            mine.filter_map(|st| rate(st.downlink_rate_control.as_ref().unwrap_or(&bss_rc))).max_by_key(|t| t.data_rate().bps()).or_else(|| rate(&bss_rc))
+            mine.filter_map(|st| rate(st.downlink_rate_control.as_ref().unwrap_or(&bss_rc), st.max_nss))
+                .max_by_key(|t| t.data_rate().bps())
+                .or_else(|| rate(&bss_rc, None))
         }
     }?;
     Some(bss.exchange_cycle(if is_ap { &ap_path } else { &sta_path }, is_ap, &txv))

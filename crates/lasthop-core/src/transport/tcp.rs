@@ -1,14 +1,16 @@
 //! A minimal faithful TCP: MSS-sized segments, cumulative ACKs with SACK, a loss-recovery scoreboard
 //! after RFC 6675 (a segment with three segments' worth of SACKed data above it is lost; "pipe"
 //! counts what is really in the network), RTO per RFC 6298 with exponential backoff, delayed ACKs
-//! (every second segment or 40 ms), and pacing when the congestion controller asks for it.
+//! (every second segment or 40 ms), and pacing when the congestion controller asks for it or the
+//! socket has a maximum pacing rate (`SO_MAX_PACING_RATE`), at the lower of the two.
 //! Congestion control is any [`cc::AnyCc`](super::cc::AnyCc): it sees one loss event per recovery
 //! episode and every ACK with a delivery-rate sample.
 //!
 //! Both ends are pure state machines: the world feeds them packets and timer expiries, and asks
 //! `poll_send(now)` / `next_wakeup()` (STYLE 13's catch-up interface).
 //!
-//! Approximations: ACKs carry every SACK block (not just 3–4); no receive-window limit; no handshake
+//! Approximations: pacing spaces single segments (Linux paces TSO chunks of about 1 ms of data); ACKs
+//! carry every SACK block (not just 3–4); no receive-window limit; no handshake
 //! (the connection starts established); no Nagle (the sender always has full segments); no PRR.
 
 use super::cc::{AckEvent, AnyCc, CcParams, CongestionControl, DeliveryRateEstimator, LossEvent, PacketDeliveryState, SentEvent};

@@ -845,6 +845,28 @@ fn qair_derives_t_target_from_the_node_phy() {
     assert!(err.contains("aps[0].mechanisms[0].n_star") && err.contains("not both"), "{err}");
 }
 
+/// A node's T_cycle follows its own spatial streams: in a two-stream Minstrel BSS, QAir's derived
+/// T_target on a station with `max_nss = 1` comes from the fastest one-stream rate (a longer cycle) and
+/// on a two-stream station from the two-stream one; the AP takes the fastest of its stations'.
+#[test]
+fn qair_t_cycle_uses_the_stations_own_streams() {
+    let mut toml = String::from("duration_s = 1\n[[servers]]\nname = \"server\"\n[[aps]]\nname = \"ap\"\n\
+        mechanisms = [{ type = \"qair\", n_star = 3 }]\n\
+        last_hop = { type = \"wifi\", standard = \"ht\", profile = \"linux\", max_nss = 2, rate_control = { type = \"minstrel_ht\" }, sta_path = { type = \"linux\" } }\n\
+        [[links]]\na = \"server\"\nb = \"ap\"\nrate_mbps = 1000\ndelay_ms = 0.5\n");
+    for (name, nss) in [("one", "max_nss = 1\n"), ("two", "")] {
+        toml += &format!("[[stations]]\nname = \"{name}\"\n{nss}mechanisms = [{{ type = \"qair\", n_star = 3 }}]\n");
+    }
+    let out = run(&toml, 1);
+    let cycle = |node: &str| {
+        let n = out.components["wifi"]["nodes"].as_array().unwrap().iter().find(|n| n["node"] == node).expect(node);
+        n["path"]["release_gate"]["t_cycle_ms"].as_f64().unwrap()
+    };
+    let (one, two, ap) = (cycle("one"), cycle("two"), cycle("ap"));
+    assert!(one > 1.2 * two, "one stream {one} ms, two {two} ms");
+    assert!(ap < one, "the AP's fastest station is the two-stream one: {ap} ms");
+}
+
 /// QP3 (spec §10), equilibrium level, on N saturated co-channel downloads (QAir on the APs; T_cycle =
 /// 4.0025 ms, T_target = 12 ms): the time-averaged number of nodes with a non-empty hardware queue is
 /// T_target / T_cycle ± 1 under QAir (seed 1: 2.23 at N = 4, 2.10 at N = 9) and about N without it

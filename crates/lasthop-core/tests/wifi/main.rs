@@ -523,4 +523,15 @@ fn a_station_uses_at_most_its_own_spatial_streams() {
     assert!(err("max_nss = 4\n").contains("stations[0].max_nss: must be in 1..=3 (the BSS's max_nss), got 4"), "{}", err("max_nss = 4\n"));
     let fixed = "max_nss = 2\nrate_control = { type = \"fixed\", mcs = 23 }\n";
     assert!(err(fixed).contains("stations[0].rate_control: the fixed rate needs 3 spatial streams; the station has 2"), "{}", err(fixed));
+    // A station's links that take the BSS's fixed rate must be able to carry it too.
+    let bss_fixed = "standard = \"ht\", band = \"5ghz\", max_nss = 3, profile = \"linux\", rate_control = { type = \"fixed\", mcs = 16 }";
+    let e = Scenario::from_toml_str(&bss(bss_fixed, &sta("phone", "max_nss = 2\n"), ""), Path::new(".")).unwrap_err().to_string();
+    assert!(e.contains("stations[0].max_nss: the BSS's fixed rate needs 3 spatial streams; the station has 2"), "{e}");
+    let own = "max_nss = 2\nrate_control = { type = \"fixed\", mcs = 15 }\ndownlink_rate_control = { type = \"fixed\", mcs = 15 }\n";
+    Scenario::from_toml_str(&bss(bss_fixed, &sta("phone", own), ""), Path::new(".")).expect("its own two-stream rates fit");
+    // Spatial streams belong to a Wi-Fi last hop.
+    let wired = "duration_s = 5\n[[servers]]\nname = \"srv\"\n[[aps]]\nname = \"ap\"\nlast_hop = { type = \"wired\", rate_mbps = 10, delay_ms = 1 }\n\
+                 [[links]]\na = \"srv\"\nb = \"ap\"\nrate_mbps = 1000\ndelay_ms = 5\n[[stations]]\nname = \"pc\"\nmax_nss = 2\n";
+    let e = Scenario::from_toml_str(wired, Path::new(".")).unwrap_err().to_string();
+    assert!(e.contains("stations[0].max_nss: only a Wi-Fi last hop has spatial streams"), "{e}");
 }

@@ -26,7 +26,8 @@ pub trait DriverView {
     /// Dedicated flow `flow` (scenario index) in TXQ (`txq`, `ac`); `None` if it has no queue there.
     fn flow_head(&self, flow: u32, txq: usize, ac: usize) -> Option<FlowHead>;
     /// The TXQ enqueue time of the oldest MPDU of scenario flow `flow` waiting in TXQ (`txq`, `ac`)'s
-    /// software retry queue (ath9k's `tid->retry_q`, sent before the TXQ's new packets); `None` if none.
+    /// software retry queue (ath9k's `tid->retry_q`, sent before the TXQ's new packets: subframes
+    /// missing from a BlockAck, and a packet dequeued for a PSDU it did not fit); `None` if none.
     fn flow_retry_head(&self, _flow: u32, _txq: usize, _ac: usize) -> Option<SimTime> {
         None
     }

@@ -111,7 +111,8 @@ impl LastPqPolicy {
             let head = queued.into_iter().chain(retry).min();
             let l_pq_us = match self.lpq_source {
                 LpqSource::Flow => f.ctrl.l_pq_us(now),
-                LpqSource::HeadPacket => f.head_mark(head).unwrap_or_else(|| f.ctrl.l_pq_us(now)),
+                // Marks are of the packets in FQ: the FQ head's (a retry's was read when it was the head).
+                LpqSource::HeadPacket => f.head_mark(queued).unwrap_or_else(|| f.ctrl.l_pq_us(now)),
             };
             f.urgent = head.is_some_and(|h| now.saturating_since(h).as_ns() + l_hq_ns > l_pq_us * 1000);
         }
