@@ -96,7 +96,7 @@ def test_lp4_each_runtime_change_reaches_its_band_within_a_second() -> None:
     each change, ≥ 80 % of the following second's 20-ms windows have their p95 in the new band. It
     holds for 25 → 20 ms at S2, S4 and S6 and for 20 → 15 ms at S2; for 20 → 15 ms at S4 and S6 the
     share is 0.70–0.72 (seed 1; the band [7.5, 14] ms is within a few ms of what the 2×2 phone's rate
-    there drains a 1080p frame in beside six TCP flows, and the phase's own share is the same, 0.71–0.78:
+    there drains a 1080p frame in beside six TCP flows, and the phase's own share is the same, 0.70–0.78:
     band-keeping, not slow settling). For those two the test holds only weaker bounds (FIDELITY.md,
     LAST-PQ, E1): more than 60 % of the second's windows in band and the second's p95 within 2 ms of the
     demand. Every change reaches its band within 150 ms."""
