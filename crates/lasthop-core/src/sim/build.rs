@@ -346,12 +346,12 @@ impl<'a> Net<'a> {
             let local = self.wifi_links.iter().filter(|l| l.tx == ap_id).count();
             ap_path.set_airtime_weight(local, wt as i64);
         }
-        self.wifi_links.push(LinkSpec { tx: ap_id, rx: sid, txv: dl_txv, channel: channel.clone() });
+        self.wifi_links.push(LinkSpec { tx: ap_id, rx: sid, txv: dl_txv, channel: channel.clone(), rx_antennas: w.max_nss.max(1) });
         let ul_rc_cfg = st.rate_control.as_ref().unwrap_or(&bss_rc);
         let ul_rc = crate::mac::config::adaptive_rate_control(w, ul_rc_cfg, Rng::derive(seed, &format!("wifi/{}->{ap}/ratectl", st.name))).expect("validated");
         let ul_rc = if sta_path.takes_rate_control() { ul_rc } else { None };
         params.add_link(&mut sta_path, self.wifi_links.len() as u32, sta_txv, ul_rc);
-        self.wifi_links.push(LinkSpec { tx: sid, rx: ap_id, txv: sta_txv, channel });
+        self.wifi_links.push(LinkSpec { tx: sid, rx: ap_id, txv: sta_txv, channel, rx_antennas: bss.max_nss.max(1) });
         self.wifi_nodes.push(NodeSpec { node: sid, bss: self.wifi_bss.len(), is_ap: false, name: st.name.clone(), path: sta_path });
         self.pipe_between[ap_id as usize][sid as usize] = Some(Hop::Wifi(sid));
         self.pipe_between[sid as usize][ap_id as usize] = Some(Hop::Wifi(ap_id));

@@ -114,6 +114,7 @@ struct Link {
     /// The configured (first-series) rate, for reporting.
     txv: TxVector,
     channel: ChannelModel,
+    rx_antennas: u8,
     err_rng: Rng,
     bitmap: BlockAckBitmap,
     /// Last (SNR bits, MPDU length, rate) → success probability: the error model is the costliest
@@ -227,6 +228,9 @@ pub struct LinkSpec {
     pub rx: NodeId,
     pub txv: TxVector,
     pub channel: ChannelModel,
+    /// The receiver's antennas (its spatial streams, `max_nss`): a PPDU of fewer streams is decoded
+    /// with the receive-diversity gain N_rx / N_SS (`wifi-model.md` §4.4).
+    pub rx_antennas: u8,
 }
 
 /// The shared medium of one collision domain.
@@ -568,7 +572,8 @@ impl Medium {
                 let p = if memo.0 == snr.to_bits() && memo.1 == m.len && memo.2 == ex.txv {
                     memo.3
                 } else {
-                    let p = mpdu_success_prob(self.error_model, snr, &ex.txv, m.len);
+                    let gain = crate::phy::error::diversity_gain_db(link.rx_antennas, ex.txv.nss);
+                    let p = mpdu_success_prob(self.error_model, snr + gain, &ex.txv, m.len);
                     link.per_memo = (snr.to_bits(), m.len, ex.txv, p);
                     p
                 };

@@ -167,6 +167,7 @@ impl Link {
             rx_node: spec.rx,
             txv: spec.txv,
             channel: spec.channel,
+            rx_antennas: spec.rx_antennas,
             err_rng,
             bitmap,
             per_memo: (u64::MAX, 0, spec.txv, 0.0),

@@ -46,8 +46,8 @@ fn pair(snr_db: f64, dl: u8, ul: u8) -> Medium {
     let bss = vec![(p, c.collision_ifs)];
     let nodes = vec![NodeSpec { node: 0, bss: 0, is_ap: true, name: "ap".into(), path: ap }, NodeSpec { node: 1, bss: 0, is_ap: false, name: "sta".into(), path: sta }];
     let links = vec![
-        LinkSpec { tx: 0, rx: 1, txv: tx(dl), channel: ChannelModel::fixed(snr_db) },
-        LinkSpec { tx: 1, rx: 0, txv: tx(ul), channel: ChannelModel::fixed(snr_db) },
+        LinkSpec { tx: 0, rx: 1, txv: tx(dl), channel: ChannelModel::fixed(snr_db), rx_antennas: 1 },
+        LinkSpec { tx: 1, rx: 0, txv: tx(ul), channel: ChannelModel::fixed(snr_db), rx_antennas: 1 },
     ];
     let mut m = Medium::new(bss, nodes, links, 2, 1);
     m.enable_trace();
@@ -119,8 +119,8 @@ fn same_slot_backoffs_collide() {
             .collect()
     };
     let bss = vec![(p.clone(), c.collision_ifs)];
-    let links = [LinkSpec { tx: 1, rx: 0, txv: tx, channel: ChannelModel::fixed(40.0) },
-        LinkSpec { tx: 2, rx: 0, txv: tx, channel: ChannelModel::fixed(40.0) }];
+    let links = [LinkSpec { tx: 1, rx: 0, txv: tx, channel: ChannelModel::fixed(40.0), rx_antennas: 1 },
+        LinkSpec { tx: 2, rx: 0, txv: tx, channel: ChannelModel::fixed(40.0), rx_antennas: 1 }];
     // Find a seed where the two stations draw the same first backoff.
     for seed in 0..200 {
         let mut m = Medium::new(bss.clone(), nodes(), links.iter().map(|l| LinkSpec { channel: l.channel.clone(), ..*l }).collect(), 3, seed);
@@ -161,8 +161,8 @@ fn law_pair(extra: &str, law: crate::mech::law::LawParams, snr_db: f64, seed: u6
     let bss = vec![(p, c.collision_ifs)];
     let nodes = vec![NodeSpec { node: 0, bss: 0, is_ap: true, name: "ap".into(), path: ap }, NodeSpec { node: 1, bss: 0, is_ap: false, name: "sta".into(), path: sta }];
     let links = vec![
-        LinkSpec { tx: 0, rx: 1, txv: tx(7), channel: ChannelModel::fixed(snr_db) },
-        LinkSpec { tx: 1, rx: 0, txv: tx(0), channel: ChannelModel::fixed(snr_db) },
+        LinkSpec { tx: 0, rx: 1, txv: tx(7), channel: ChannelModel::fixed(snr_db), rx_antennas: 1 },
+        LinkSpec { tx: 1, rx: 0, txv: tx(0), channel: ChannelModel::fixed(snr_db), rx_antennas: 1 },
     ];
     let mut m = Medium::new(bss, nodes, links, 2, seed);
     m.enable_trace();
@@ -256,7 +256,7 @@ fn ap_with_two_acs(profile: &str) -> Medium {
     p.add_link(&mut ap, 0, tx, None);
     p.add_link(&mut sta, 1, tx, None);
     let nodes = vec![NodeSpec { node: 0, bss: 0, is_ap: true, name: "ap".into(), path: ap }, NodeSpec { node: 1, bss: 0, is_ap: false, name: "sta".into(), path: sta }];
-    let links = vec![LinkSpec { tx: 0, rx: 1, txv: tx, channel: ChannelModel::fixed(40.0) }, LinkSpec { tx: 1, rx: 0, txv: tx, channel: ChannelModel::fixed(40.0) }];
+    let links = vec![LinkSpec { tx: 0, rx: 1, txv: tx, channel: ChannelModel::fixed(40.0), rx_antennas: 1 }, LinkSpec { tx: 1, rx: 0, txv: tx, channel: ChannelModel::fixed(40.0), rx_antennas: 1 }];
     let mut m = Medium::new(vec![(p, c.collision_ifs)], nodes, links, 2, 1);
     m.enable_trace();
     m
@@ -345,7 +345,7 @@ fn fifo_bss(extra: &str, aps: &[u16], n: u16, links: &[(u16, u16, f64)], hidden:
         p.add_link(&mut paths[a as usize], li as u32, tx, None);
     }
     let nodes = paths.into_iter().enumerate().map(|(i, path)| NodeSpec { node: i as u16, bss: 0, is_ap: aps.contains(&(i as u16)), name: format!("n{i}"), path }).collect();
-    let links = links.iter().map(|&(a, b, snr)| LinkSpec { tx: a, rx: b, txv: tx, channel: ChannelModel::fixed(snr) }).collect();
+    let links = links.iter().map(|&(a, b, snr)| LinkSpec { tx: a, rx: b, txv: tx, channel: ChannelModel::fixed(snr), rx_antennas: 1 }).collect();
     let mut m = Medium::new(vec![(p, c.collision_ifs)], nodes, links, n as usize, seed);
     m.set_hidden(hidden);
     m.enable_trace();
@@ -636,7 +636,7 @@ fn a_txop_continuation_whose_psdu_expires_in_the_sifs_gap_ends_the_txop() {
     p.add_link(&mut ap, 0, tx, None);
     let sta = p.fifo_path();
     let nodes = vec![NodeSpec { node: 0, bss: 0, is_ap: true, name: "ap".into(), path: ap }, NodeSpec { node: 1, bss: 0, is_ap: false, name: "sta".into(), path: sta }];
-    let links = vec![LinkSpec { tx: 0, rx: 1, txv: tx, channel: ChannelModel::fixed(40.0) }];
+    let links = vec![LinkSpec { tx: 0, rx: 1, txv: tx, channel: ChannelModel::fixed(40.0), rx_antennas: 1 }];
     let mut m = Medium::new(vec![(p, c.collision_ifs)], nodes, links, 2, 1);
     let mut q = Q(EventQueue::new());
     let mut log = PacketLog::new(false);
