@@ -183,11 +183,11 @@ def test_the_quick_experiments_show_each_mechanism_acting(tmp_path: Path) -> Non
     combo = run_experiment("lastpq-qair", quick=True)
     rows = {r["variant"]: r for r in combo["rows"]}
     assert set(rows) == {"linux", "lastpq", "qair", "qair_lastpq"}
-    # LAST-PQ acts beside QAir: more VR rate and a shorter VR tail than under QAir alone. Only the
-    # direction: in these 6-s runs of a dense network the VR flow is still starting (2.2-5.7x the rate,
-    # 0.45-0.85x the p95 over seeds 1-4); the full experiment's three 22-s seeds carry the magnitudes.
+    # LAST-PQ acts beside QAir: more VR rate and a shorter VR tail than under QAir alone. In these 6-s
+    # runs of a dense network the VR flow is still starting (2.2-5.7x the rate, 0.45-0.85x the p95 over
+    # seeds 1-4), so the bounds leave room; the full experiment's three 22-s seeds carry the magnitudes.
     both, qair = rows["qair_lastpq"], rows["qair"]
-    assert both["vr_mbps"] > qair["vr_mbps"] and both["vr_p95_ms"] < qair["vr_p95_ms"], "LAST-PQ acts beside QAir"
+    assert both["vr_mbps"] > 1.5 * qair["vr_mbps"] and both["vr_p95_ms"] < qair["vr_p95_ms"], "LAST-PQ acts beside QAir"
     r = lasthop_cli("reproduce", "law-zhuge", "--quick", "--out", str(tmp_path / "lz"), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     doc = json.loads((tmp_path / "lz" / "experiment.json").read_text())

@@ -95,7 +95,8 @@ class RunResult:
     def tx(self) -> pd.DataFrame:
         """Every PSDU transmission on the Wi-Fi medium (an attempt; BlockAckReqs too), in time order:
         ``t_ns`` (its start), ``link`` (``"ap->laptop"``), ``src``, ``dst``, ``mcs``, ``nss``, ``rate_mbps``,
-        ``snr_db`` (what its reception was drawn at; NaN for a collision), ``mpdus``, ``received`` and
+        ``snr_db`` (what its reception was drawn at, before the receiver's diversity gain; NaN for a
+        collision), ``mpdus``, ``received`` and
         ``collided``. Empty without a Wi-Fi last hop."""
         if callable(self._tx):
             self._tx = self._tx()

@@ -186,11 +186,12 @@ pub struct Station {
     /// Airtime-fairness weight of this station at a `linux` AP path, µs; default 256.
     #[serde(default)]
     pub airtime_weight_us: Option<u32>,
-    /// Spatial streams this station supports (a 2×2 phone: 2), at most the BSS's `max_nss`: the rate
-    /// controllers of its uplink and of the AP's downlink to it choose among 1..=max_nss streams, and a
-    /// fixed rate of its links (its own or the BSS's) must not need more. Not with Law on the AP, whose
-    /// controller picks every station's rates among the BSS's streams. Default: the BSS's `max_nss`
-    /// (and, as before this setting, no check of fixed rates against it).
+    /// Spatial streams this station supports (a 2×2 phone: 2), at most the BSS's `max_nss`, and so its
+    /// receive antennas (the diversity gain of `max_nss` on the BSS). The rate controllers of its
+    /// uplink and of the AP's downlink to it choose among 1..=max_nss streams, and a fixed rate of its
+    /// links (its own or the BSS's) must not need more. Not with Law on the AP, whose controller picks
+    /// every station's rates among the BSS's streams. Default: the BSS's `max_nss` (and, as before this
+    /// setting, no check of fixed rates against it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_nss: Option<u8>,
     /// Mechanisms on the station's own transmit path (`qair`, on its `linux` or `fifo` path).

@@ -228,8 +228,9 @@ pub struct LinkSpec {
     pub rx: NodeId,
     pub txv: TxVector,
     pub channel: ChannelModel,
-    /// The receiver's antennas (its spatial streams, `max_nss`): a PPDU of fewer streams is decoded
-    /// with the receive-diversity gain N_rx / N_SS (`wifi-model.md` §4.4).
+    /// The receiver's antennas (its spatial streams, `max_nss`): a PPDU of fewer streams is decoded,
+    /// and every preamble (one stream) detected, with the receive-diversity gain N_rx / N_SS
+    /// (`wifi-model.md` §4.4, as ns-3's AWGN models with `Antennas` = N_rx).
     pub rx_antennas: u8,
 }
 
@@ -564,7 +565,8 @@ impl Medium {
         let hw = n.hw[ex.ac].as_ref().expect("exchange PSDU");
         let link = &mut self.links[hw.psdu.link as usize];
         let snr = link.channel.snr_db(ex.start);
-        let detected = preamble_detected(snr);
+        // The legacy preamble is one stream: its detection gets the whole receive-diversity gain.
+        let detected = preamble_detected(snr + crate::phy::error::diversity_gain_db(link.rx_antennas, 1));
         let mut any = hw.psdu.bar && detected;
         if detected {
             for (i, m) in hw.psdu.mpdus.iter().enumerate() {
