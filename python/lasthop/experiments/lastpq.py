@@ -408,8 +408,12 @@ def in_band(win: pd.DataFrame, demand_ms: float) -> float | None:
     """LP2's measure: the share of the windows ``win`` (:func:`window_p95`) whose p95 lies in the
     controller's band [th_L, th_H] = [0.5 · ld, ld − 1 ms] (the default α_L and l_GI); None without
     windows."""
-    band = (win["p_ms"] >= 0.5 * demand_ms) & (win["p_ms"] <= demand_ms - 1.0)
-    return float(band.mean()) if len(win) else None
+    return float(_band(win, demand_ms).mean()) if len(win) else None
+
+
+def _band(win: pd.DataFrame, demand_ms: float) -> pd.Series:
+    """Which windows have their p95 in the band [0.5 · ld, ld − 1 ms]."""
+    return (win["p_ms"] >= 0.5 * demand_ms) & (win["p_ms"] <= demand_ms - 1.0)
 
 
 SETTLING_KEYS = ("first_in_band_ms", "p95_first_s_ms", "windows_in_band_first_s", "lp4")
@@ -422,12 +426,11 @@ def settling(lat: pd.DataFrame, win: pd.DataFrame, change_ms: float, demand_ms: 
     (``first_in_band_ms``; None if none is within 1 s), the p95 of the latencies of the second after the
     change, and the share of that second's windows in the band. ``lp4`` holds when that share is at
     least LP2's 0.8: the controller has reached the new band within the second, not just touched it."""
-    lo, hi = 0.5 * demand_ms, demand_ms - 1.0
     w = win[(win["end_ms"] > change_ms) & (win["end_ms"] <= change_ms + 1000.0)]
-    band = (w["p_ms"] >= lo) & (w["p_ms"] <= hi)
+    band = _band(w, demand_ms)
     first = float(w["end_ms"][band].min() - change_ms) if band.any() else None
     second = lat[(lat["t_ms"] > change_ms) & (lat["t_ms"] <= change_ms + 1000.0)]["latency_ms"]
-    share = float(band.mean()) if len(w) else None
+    share = in_band(w, demand_ms)
     return {"first_in_band_ms": first, "p95_first_s_ms": percentile(second, 95.0),
             "windows_in_band_first_s": share, "lp4": share is not None and share >= 0.8}
 

@@ -210,7 +210,7 @@ impl TcpSender {
             rto_deadline: None,
             min_rtt: None,
             next_send: now,
-            max_pacing: p.max_pacing_rate_mbps.map(|m| BitRate::from_bps((m * 1e6).round().max(1.0) as u64)),
+            max_pacing: p.max_pacing_rate_mbps.and_then(BitRate::from_mbps_f64),
             stats: TcpSenderStats::default(),
         })
     }
@@ -286,12 +286,9 @@ impl TcpSender {
         self.n_retx += retransmitted as usize;
         self.stats.segments_sent += 1;
         self.cc.on_sent(now, &SentEvent { bytes: seg.len as u64, prior_in_flight: prior, app_limited: false });
+        // The congestion controller's pacing rate and the socket's maximum, the lower of those set.
         let cc_rate = self.cc.pacing_rate().filter(|r| r.bps() > 0);
-        let rate = match (cc_rate, self.max_pacing) {
-            (Some(r), Some(m)) => Some(if m.bps() < r.bps() { m } else { r }),
-            (r, m) => r.or(m),
-        };
-        if let Some(rate) = rate {
+        if let Some(rate) = cc_rate.into_iter().chain(self.max_pacing).min() {
             self.next_send = now + rate.tx_time((seg.len + HEADER_BYTES) as u64);
         }
         if self.rto_deadline.is_none() {

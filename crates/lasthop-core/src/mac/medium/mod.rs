@@ -115,6 +115,8 @@ struct Link {
     txv: TxVector,
     channel: ChannelModel,
     rx_antennas: u8,
+    /// The receive-diversity gain of a one-stream preamble (the PHY header, an RTS), dB.
+    preamble_gain_db: f64,
     err_rng: Rng,
     bitmap: BlockAckBitmap,
     /// Last (SNR bits, MPDU length, rate) → success probability: the error model is the costliest
@@ -565,8 +567,7 @@ impl Medium {
         let hw = n.hw[ex.ac].as_ref().expect("exchange PSDU");
         let link = &mut self.links[hw.psdu.link as usize];
         let snr = link.channel.snr_db(ex.start);
-        // The legacy preamble is one stream: its detection gets the whole receive-diversity gain.
-        let detected = preamble_detected(snr + crate::phy::error::diversity_gain_db(link.rx_antennas, 1));
+        let detected = preamble_detected(snr + link.preamble_gain_db);
         let mut any = hw.psdu.bar && detected;
         if detected {
             for (i, m) in hw.psdu.mpdus.iter().enumerate() {

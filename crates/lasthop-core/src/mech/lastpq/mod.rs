@@ -23,8 +23,8 @@
 //! parameters of [`LastPqParams`], among them the spec's options `count_drops_as_inf` (a drop is an
 //! infinite-latency sample) and `lpq_source = "head_packet"` (the throttler reads the l_pq marked on
 //! the head packet at its enqueue), both off by default, and `urgent_retries` (on by default: a
-//! flow's MPDUs in its TXQ's software retry queue count as its head for the throttler). The ath9k-internal DRR++ TID scheduler the
-//! paper describes is the Linux path's `afs_variant = "ath9k-drr++"`; the experiments keep mac80211's
+//! flow's MPDUs in its TXQ's software retry queue count as its head for the throttler). The
+//! ath9k-internal DRR++ TID scheduler the paper describes is the Linux path's `afs_variant = "ath9k-drr++"`; the experiments keep mac80211's
 //! airtime-fairness scheduler (the spec's default for LAST-PQ scenarios is DRR++; with it the rows
 //! barely move, FIDELITY.md). The priority path reads whichever scheduler's deficits. Not modelled: the
 //! controller's user/kernel feedback delay (zero). What the experiments reproduce and what not (L7, L15,

@@ -61,8 +61,9 @@ pub struct LastPqParams {
     /// sojourn; spec §13.4).
     pub lpq_source: LpqSource,
     /// A prioritized flow's MPDUs waiting in its TXQ's software retry queue (subframes missing from a
-    /// BlockAck, or a packet dequeued for a PSDU it did not fit) keep it backlogged for the throttler, its head being the oldest of them, so a TXQ
-    /// holding only such retries is still served ahead of the TXQ scheduler. Default true ([LH],
+    /// BlockAck, or a packet dequeued for a PSDU it did not fit) keep it backlogged for the throttler,
+    /// its head being the oldest of them, so a TXQ holding only such retries is still served ahead of
+    /// the TXQ scheduler. Default true ([LH],
     /// lasthop's reading; the spec does not say): ath9k sends a TID's retries before its new packets,
     /// so they are the flow's head in the driver's software queues. With false only the flow's FQ
     /// queue counts, and a frame's lost subframes wait for the station's turn in the airtime scheduler.
