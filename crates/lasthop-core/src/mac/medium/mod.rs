@@ -3,7 +3,8 @@
 //! node's [`TxPath`].
 //!
 //! Source: `wifi-model.md` §3 (channel access, collisions, ACK timeout, hardware retries §3.6), §4.3
-//! (per-MPDU errors), §1.1 (EIFS).
+//! (per-MPDU errors), §4.4 (receive diversity: a link's receiver has `rx_antennas`, and decodes a PPDU
+//! of fewer streams, and every one-stream preamble, with the gain N_rx / N_SS), §1.1 (EIFS).
 //!
 //! Event flow of one channel access:
 //! ```text
