@@ -41,7 +41,8 @@ use crate::queue::{AnyQueue, Dropped};
 use crate::ratectl::{AnyRateControl, RateControl, RateEntry, RateSet};
 use crate::stats::{DropReason, Stage};
 use crate::time::{SimDuration, SimTime};
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+use rustc_hash::FxHashMap;
 
 /// Per-BSS settings of the path.
 #[derive(Clone, Debug)]
@@ -85,7 +86,7 @@ pub struct FifoStats {
 struct TrafficControl {
     qdiscs: Vec<AnyQueue>,
     /// The local link of each packet waiting in a qdisc.
-    link_of: HashMap<u64, usize>,
+    link_of: FxHashMap<u64, usize>,
     drops: Vec<Dropped>,
 }
 
@@ -128,7 +129,7 @@ impl FifoPath {
     /// Puts ns-3's traffic-control layer above the MAC queue: `make` builds the qdisc of each AC.
     pub fn set_qdisc(&mut self, mut make: impl FnMut() -> AnyQueue) {
         let qdiscs = (0..4).map(|_| make()).collect();
-        self.tc = Some(Box::new(TrafficControl { qdiscs, link_of: HashMap::new(), drops: Vec::new() }));
+        self.tc = Some(Box::new(TrafficControl { qdiscs, link_of: FxHashMap::default(), drops: Vec::new() }));
     }
 
     /// Adds a link (in the node's local link order) with its fixed rate (or adaptive controller) and
