@@ -8,6 +8,14 @@
 //! Both directions of a station's link draw the same fading sequence (reciprocity): their RNG path is
 //! the station's name. Gains are drawn for every coherence block in order, so the sequence does not
 //! depend on when the MAC happens to ask.
+//!
+//! Receive diversity under fading ([LH], beyond `wifi-model.md` §4.4, which gives only the AWGN array
+//! gain): a link fades independently at each receive antenna (one *branch* per antenna, each drawn like
+//! the single-antenna gain). A PPDU of N_SS streams to N_rx antennas sees the mean of the first
+//! N_rx − N_SS + 1 branch gains (the diversity order of a zero-forcing receiver; for one stream,
+//! maximum-ratio combining), so its block gain is Gamma-distributed with that shape instead of
+//! exponential. Branch 0 is the single-antenna sequence, drawn as before, so one-antenna links, and
+//! every PPDU with as many streams as antennas, fade exactly as without branches.
 
 pub mod config;
 pub mod office;
@@ -50,48 +58,76 @@ impl Mean {
     }
 }
 
+/// The most receive antennas a link's fading draws branches for (802.11ac/ax: 8 spatial streams).
+pub const MAX_BRANCHES: usize = 8;
+
 /// Block fading state.
 #[derive(Clone, Debug)]
 struct Fading {
     /// Rician K (linear); 0 = Rayleigh.
     k: f64,
     coherence_ns: u64,
-    /// The generator as built, to replay the sequence for a query earlier than the current block.
+    /// Branches drawn per block (the most receive antennas of the link's two directions).
+    branches: usize,
+    /// The generators as built, to replay the sequence for a query earlier than the current block.
     rng0: Rng,
+    branch_rng0: Rng,
+    /// Branch 0 (the single-antenna sequence) and branches 1… (their own stream, so adding antennas
+    /// leaves branch 0's sequence as it was).
     rng: Rng,
+    branch_rng: Rng,
     block: Option<u64>,
-    gain_db: f64,
+    /// The block's gain, dB, by diversity order − 1: 10·log10 of the mean of the first `order` branch
+    /// gains (linear).
+    gain_db: [f64; MAX_BRANCHES],
 }
 
 impl Fading {
-    fn new(k: f64, coherence_ns: u64, rng: Rng) -> Self {
-        Fading { k, coherence_ns, rng0: rng.clone(), rng, block: None, gain_db: 0.0 }
+    fn new(k: f64, coherence_ns: u64, rng: Rng, branch_rng: Rng) -> Self {
+        Fading { k, coherence_ns, branches: 1, rng0: rng.clone(), branch_rng0: branch_rng.clone(), rng, branch_rng, block: None,
+                 gain_db: [0.0; MAX_BRANCHES] }
     }
 
-    fn draw(&mut self) -> f64 {
-        // h = √(K/(K+1)) + √(1/(K+1))·CN(0,1); E|h|² = 1.
-        let los = (self.k / (self.k + 1.0)).sqrt();
-        let s = (1.0 / (2.0 * (self.k + 1.0))).sqrt();
-        let (re, im) = (los + s * self.rng.normal(), s * self.rng.normal());
-        10.0 * (re * re + im * im).max(1e-12).log10()
+    /// |h|² of one branch: h = √(K/(K+1)) + √(1/(K+1))·CN(0,1); E|h|² = 1.
+    fn draw(k: f64, rng: &mut Rng) -> f64 {
+        let los = (k / (k + 1.0)).sqrt();
+        let s = (1.0 / (2.0 * (k + 1.0))).sqrt();
+        let (re, im) = (los + s * rng.normal(), s * rng.normal());
+        re * re + im * im
     }
 
-    fn gain_db(&mut self, now: u64) -> f64 {
+    fn draw_block(&mut self) {
+        let mut sum = Self::draw(self.k, &mut self.rng);
+        self.gain_db[0] = 10.0 * sum.max(1e-12).log10();
+        for b in 1..self.branches {
+            sum += Self::draw(self.k, &mut self.branch_rng);
+            self.gain_db[b] = 10.0 * (sum / (b + 1) as f64).max(1e-12).log10();
+        }
+    }
+
+    /// The block gain at `now`, dB, for diversity order `order` (1: a single antenna's).
+    fn gain_db(&mut self, now: u64, order: usize) -> f64 {
         let b = now / self.coherence_ns;
         let from = match self.block {
-            Some(cur) if cur == b => return self.gain_db,
+            Some(cur) if cur == b => return self.gain_db[order.clamp(1, self.branches) - 1],
             Some(cur) if cur < b => cur + 1,
             _ => {
                 self.rng = self.rng0.clone();
+                self.branch_rng = self.branch_rng0.clone();
                 0
             }
         };
         for _ in from..=b {
-            self.gain_db = self.draw();
+            self.draw_block();
         }
         self.block = Some(b);
-        self.gain_db
+        self.gain_db[order.clamp(1, self.branches) - 1]
     }
+}
+
+/// The diversity order of `nss` streams received on `n_rx` antennas: N_rx − N_SS + 1, at least 1.
+pub fn diversity_order(n_rx: u8, nss: u8) -> usize {
+    (n_rx.saturating_sub(nss.max(1)) as usize + 1).min(MAX_BRANCHES)
 }
 
 /// A link's channel.
@@ -140,7 +176,8 @@ impl ChannelModel {
                 FadingConfig::Rayleigh { coherence_ms } => (0.0, *coherence_ms),
                 FadingConfig::Rician { k_db, coherence_ms } => (10f64.powf(k_db / 10.0), *coherence_ms),
             };
-            Fading::new(k, ms_to_ns(coh).max(1), Rng::derive(seed, &format!("channel/{station}/fading")))
+            let rng = |what: &str| Rng::derive(seed, &format!("channel/{station}/{what}"));
+            Fading::new(k, ms_to_ns(coh).max(1), rng("fading"), rng("fading/branches"))
         });
         ChannelModel { mean, fading, office: None }
     }
@@ -203,12 +240,28 @@ impl ChannelModel {
         self.mean = Mean::Const(snr_db);
     }
 
-    /// SNR in dB at `now`.
+    /// Draws fading for up to `n` receive antennas (branches) per block; the first branch's sequence
+    /// does not depend on `n`. Set before the model is cloned for the link's two directions.
+    pub fn set_branches(&mut self, n: u8) {
+        if let Some(f) = &mut self.fading {
+            f.branches = (n as usize).clamp(1, MAX_BRANCHES);
+            f.block = None;
+        }
+    }
+
+    /// SNR in dB at `now` at one receive antenna.
     #[inline]
     pub fn snr_db(&mut self, now: SimTime) -> f64 {
+        self.snr_db_order(now, 1)
+    }
+
+    /// SNR in dB at `now` after combining `order` fading branches ([`diversity_order`]); without fading
+    /// the same as [`ChannelModel::snr_db`]. The AWGN array gain is the caller's.
+    #[inline]
+    pub fn snr_db_order(&mut self, now: SimTime, order: usize) -> f64 {
         let mut snr = self.mean.at(now.as_ns());
         if let Some(f) = &mut self.fading {
-            snr += f.gain_db(now.as_ns());
+            snr += f.gain_db(now.as_ns(), order);
         }
         if let Some(o) = &mut self.office {
             snr += o.offset_db(now.as_ns());
@@ -271,6 +324,37 @@ mod tests {
             c.snr_db(SimTime::from_ms(t));
         }
         assert_eq!(late, c.snr_db(SimTime::from_ms(995)));
+    }
+
+    /// Diversity order m: the block gain is the mean of m unit-mean exponentials, Gamma(m, 1/m), so
+    /// P(g < 0.1) = 1 − e^(−0.1m)·Σ_{j<m} (0.1m)^j / j!: 0.0952 for one branch, 0.0175 for two, 0.0036
+    /// for three; the mean stays 1. Branch 0 is the single-antenna sequence whatever the branches.
+    #[test]
+    fn diversity_order_shapes_the_fading_as_gamma() {
+        let cfg = ChannelConfig::FixedSnr { snr_db: 20.0, fading: Some(FadingConfig::Rayleigh { coherence_ms: 10.0 }) };
+        let mut plain = ChannelModel::from_config(&cfg, 7, "sta");
+        let mut three = ChannelModel::from_config(&cfg, 7, "sta");
+        three.set_branches(3);
+        let n = 40_000u64;
+        let mut stats = [(0.0, 0u64); 3];
+        for b in 0..n {
+            let t = SimTime::from_ms(b * 10);
+            assert_eq!(three.snr_db(t), plain.snr_db(t), "branch 0 unchanged by more branches");
+            for (m, s) in stats.iter_mut().enumerate() {
+                let g = 10f64.powf((three.snr_db_order(t, m + 1) - 20.0) / 10.0);
+                s.0 += g;
+                s.1 += (g < 0.1) as u64;
+            }
+        }
+        for (m, &(sum, below)) in stats.iter().enumerate() {
+            let x = 0.1 * (m + 1) as f64;
+            let expected = 1.0 - (-x).exp() * (0..=m).map(|j| x.powi(j as i32) / (1..=j).product::<usize>() as f64).sum::<f64>();
+            let p = below as f64 / n as f64;
+            assert!((sum / n as f64 - 1.0).abs() < 0.02, "order {}: mean {}", m + 1, sum / n as f64);
+            assert!((p - expected).abs() < 0.1 * expected + 0.001, "order {}: P(<0.1) = {p}, Gamma gives {expected}", m + 1);
+        }
+        assert_eq!(three.snr_db_order(SimTime::from_ms(5), 8), three.snr_db_order(SimTime::from_ms(5), 3), "at most its branches");
+        assert_eq!((diversity_order(1, 1), diversity_order(2, 1), diversity_order(2, 2), diversity_order(3, 2), diversity_order(1, 3)), (1, 2, 1, 2, 1));
     }
 
     #[test]

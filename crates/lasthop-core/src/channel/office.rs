@@ -232,7 +232,7 @@ impl Office {
             bursts: Bursts::new(p.interference_rate_hz, p.interference_burst_ms, true, rng("interference")),
             burst_db: p.interference_db,
         };
-        let fading = Fading::new(10f64.powf(p.fading_k_db / 10.0), ms_to_ns(p.coherence_ms).max(1), rng("fading"));
+        let fading = Fading::new(10f64.powf(p.fading_k_db / 10.0), ms_to_ns(p.coherence_ms).max(1), rng("fading"), rng("fading/branches"));
         (office, fading)
     }
 

@@ -325,7 +325,8 @@ impl<'a> Net<'a> {
         let ap_txv = fixed_txvector(w, &bss_rc).expect("validated");
         let txv = |rc: &Option<crate::scenario::RateControlConfig>| rc.as_ref().map(|rc| fixed_txvector(w, rc).expect("validated")).unwrap_or(ap_txv);
         let (sta_txv, dl_txv) = (txv(&st.rate_control), txv(&st.downlink_rate_control));
-        let channel = ChannelModel::from_config(&st.channel.clone().unwrap_or_default(), seed, &st.name);
+        let mut channel = ChannelModel::from_config(&st.channel.clone().unwrap_or_default(), seed, &st.name);
+        channel.set_branches(w.max_nss.max(bss.max_nss)); // a fading branch per antenna of either end
         let (_, sta_cfg) = crate::mac::config::default_paths(w);
         let si = sid as usize - self.sc.servers.len() - self.sc.aps.len();
         let mut sta_path = node_path(params, &sta_cfg, &self.stations[si], &mut Rng::derive(seed, &format!("wifi/{}/fq", st.name)));

@@ -4,7 +4,8 @@
 //!
 //! Source: `wifi-model.md` §3 (channel access, collisions, ACK timeout, hardware retries §3.6), §4.3
 //! (per-MPDU errors), §4.4 (receive diversity: a link's receiver has `rx_antennas`, and decodes a PPDU
-//! of fewer streams, and every one-stream preamble, with the gain N_rx / N_SS), §1.1 (EIFS).
+//! of fewer streams, and every one-stream preamble, with the gain N_rx / N_SS and, under fading, the
+//! diversity order N_rx − N_SS + 1 of [`crate::channel`]), §1.1 (EIFS).
 //!
 //! Event flow of one channel access:
 //! ```text
@@ -118,6 +119,8 @@ struct Link {
     rx_antennas: u8,
     /// The receive-diversity gain of a one-stream preamble (the PHY header, an RTS), dB.
     preamble_gain_db: f64,
+    /// The fading diversity order of a one-stream preamble (N_rx).
+    preamble_order: usize,
     err_rng: Rng,
     bitmap: BlockAckBitmap,
     /// Last (SNR bits, MPDU length, rate) → success probability: the error model is the costliest
@@ -126,6 +129,20 @@ struct Link {
     rx_next: [u64; 4],
     held: [BTreeMap<u64, Packet>; 4],
     stats: LinkStats,
+}
+
+impl Link {
+    /// The SNR a one-stream preamble (PHY header, RTS) is detected at, sent at `t`, dB.
+    fn preamble_snr_db(&mut self, t: SimTime) -> f64 {
+        self.channel.snr_db_order(t, self.preamble_order) + self.preamble_gain_db
+    }
+
+    /// The SNR the subframes of an `nss`-stream PPDU sent at `t` decode at, dB: array gain and, under
+    /// fading, diversity order.
+    fn data_snr_db(&mut self, t: SimTime, nss: u8) -> f64 {
+        let order = crate::channel::diversity_order(self.rx_antennas, nss);
+        self.channel.snr_db_order(t, order) + crate::phy::error::diversity_gain_db(self.rx_antennas, nss)
+    }
 }
 
 /// What happened on the medium, for timeline tests and debugging (off unless enabled).
@@ -568,17 +585,17 @@ impl Medium {
         let hw = n.hw[ex.ac].as_ref().expect("exchange PSDU");
         let link = &mut self.links[hw.psdu.link as usize];
         let snr = link.channel.snr_db(ex.start);
-        let detected = preamble_detected(snr + link.preamble_gain_db);
+        let detected = preamble_detected(link.preamble_snr_db(ex.start));
         let mut any = hw.psdu.bar && detected;
         if detected {
+            let data_snr = link.data_snr_db(ex.start, ex.txv.nss);
             for (i, m) in hw.psdu.mpdus.iter().enumerate() {
                 let memo = &link.per_memo;
-                let p = if memo.0 == snr.to_bits() && memo.1 == m.len && memo.2 == ex.txv {
+                let p = if memo.0 == data_snr.to_bits() && memo.1 == m.len && memo.2 == ex.txv {
                     memo.3
                 } else {
-                    let gain = crate::phy::error::diversity_gain_db(link.rx_antennas, ex.txv.nss);
-                    let p = mpdu_success_prob(self.error_model, snr + gain, &ex.txv, m.len);
-                    link.per_memo = (snr.to_bits(), m.len, ex.txv, p);
+                    let p = mpdu_success_prob(self.error_model, data_snr, &ex.txv, m.len);
+                    link.per_memo = (data_snr.to_bits(), m.len, ex.txv, p);
                     p
                 };
                 let ok = p >= 1.0 || link.err_rng.bernoulli(p);

@@ -169,6 +169,7 @@ impl Link {
             channel: spec.channel,
             rx_antennas: spec.rx_antennas,
             preamble_gain_db: crate::phy::error::diversity_gain_db(spec.rx_antennas, 1),
+            preamble_order: crate::channel::diversity_order(spec.rx_antennas, 1),
             err_rng,
             bitmap,
             per_memo: (u64::MAX, 0, spec.txv, 0.0),

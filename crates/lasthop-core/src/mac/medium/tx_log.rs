@@ -5,8 +5,8 @@ use crate::time::SimTime;
 
 /// One row per PSDU transmission (an attempt, a BlockAckReq included; an attempt that failed at its
 /// RTS has none, `rts.rs`), written when it ends: when it
-/// started, on which link, at which rate, the SNR its reception was drawn at (before the receiver's
-/// diversity gain; NaN for a collision,
+/// started, on which link, at which rate, the link's SNR at one receive antenna (before the receiver's
+/// diversity gain and, under fading, its diversity order; NaN for a collision,
 /// where none was drawn), its MPDUs and how many of them were received. In one collision domain the
 /// rows are in start order; with hidden terminals PPDUs overlap, so a row may start before the one
 /// above it.
