@@ -116,11 +116,13 @@ struct Link {
     /// The configured (first-series) rate, for reporting.
     txv: TxVector,
     channel: ChannelModel,
-    rx_antennas: u8,
     /// The receive-diversity gain of a one-stream preamble (the PHY header, an RTS), dB.
     preamble_gain_db: f64,
     /// The fading diversity order of a one-stream preamble (N_rx).
     preamble_order: usize,
+    /// By N_SS (index; 0 unused): the array gain of an N_SS-stream PPDU's subframes, dB, and its fading
+    /// diversity order (computed once: the PPDU path would take a log10 each).
+    data_gain: [(f64, usize); 9],
     err_rng: Rng,
     bitmap: BlockAckBitmap,
     /// Last (SNR bits, MPDU length, rate) → success probability: the error model is the costliest
@@ -140,8 +142,8 @@ impl Link {
     /// The SNR the subframes of an `nss`-stream PPDU sent at `t` decode at, dB: array gain and, under
     /// fading, diversity order.
     fn data_snr_db(&mut self, t: SimTime, nss: u8) -> f64 {
-        let order = crate::channel::diversity_order(self.rx_antennas, nss);
-        self.channel.snr_db_order(t, order) + crate::phy::error::diversity_gain_db(self.rx_antennas, nss)
+        let (gain, order) = self.data_gain[(nss as usize).min(8)];
+        self.channel.snr_db_order(t, order) + gain
     }
 }
 
