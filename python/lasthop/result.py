@@ -95,9 +95,9 @@ class RunResult:
     def tx(self) -> pd.DataFrame:
         """Every PSDU transmission on the Wi-Fi medium (an attempt; BlockAckReqs too), in time order:
         ``t_ns`` (its start), ``link`` (``"ap->laptop"``), ``src``, ``dst``, ``mcs``, ``nss``, ``rate_mbps``,
-        ``snr_db`` (what its reception was drawn at, before the receiver's diversity gain; NaN for a
-        collision), ``mpdus``, ``received`` and
-        ``collided``. Empty without a Wi-Fi last hop."""
+        ``snr_db`` (the link's SNR at one receive antenna, before the receiver's diversity gain and
+        order; NaN for a collision), ``mpdus``, ``received`` and ``collided``. Empty without a Wi-Fi
+        last hop."""
         if callable(self._tx):
             self._tx = self._tx()
         return self._tx

@@ -10,12 +10,17 @@
 //! depend on when the MAC happens to ask.
 //!
 //! Receive diversity under fading ([LH], beyond `wifi-model.md` §4.4, which gives only the AWGN array
-//! gain): a link fades independently at each receive antenna (one *branch* per antenna, each drawn like
-//! the single-antenna gain). A PPDU of N_SS streams to N_rx antennas sees the mean of the first
-//! N_rx − N_SS + 1 branch gains (the diversity order of a zero-forcing receiver; for one stream,
-//! maximum-ratio combining), so its block gain is Gamma-distributed with that shape instead of
-//! exponential. Branch 0 is the single-antenna sequence, drawn as before, so one-antenna links, and
-//! every PPDU with as many streams as antennas, fade exactly as without branches.
+//! gain N_rx / N_SS): each receive antenna fades on its own *branch*, drawn like the single-antenna
+//! gain. A PPDU of N_SS streams to N_rx antennas sees the mean of the first N_rx − N_SS + 1 branch
+//! gains ([`diversity_order`]: a zero-forcing receiver's diversity order; for one stream, maximum-ratio
+//! combining), so its block gain is Gamma-distributed with that shape, on top of §4.4's array gain. It
+//! is a hybrid: a zero-forcing receiver's mean per-stream SNR is (N_rx − N_SS + 1) / N_SS, not
+//! N_rx / N_SS, so for 1 < N_SS < N_rx it is optimistic by 10·log10(N_rx / (N_rx − N_SS + 1)) dB (1.76
+//! dB for two streams to three antennas), and every stream gets the same gain. Preambles (one stream)
+//! use order N_rx. Branch 0 is the single-antenna sequence, shared by both directions (reciprocity of
+//! that antenna pair); branch k ≥ 1 is one receive antenna's own stream in one direction
+//! ([`ChannelModel::set_receive_branches`]). One-antenna links fade exactly as before; the subframes of
+//! a PPDU with as many streams as the receiver has antennas too, though its preamble gains the order.
 
 pub mod config;
 pub mod office;
@@ -67,15 +72,13 @@ struct Fading {
     /// Rician K (linear); 0 = Rayleigh.
     k: f64,
     coherence_ns: u64,
-    /// Branches drawn per block (the most receive antennas of the link's two directions).
-    branches: usize,
-    /// The generators as built, to replay the sequence for a query earlier than the current block.
+    /// The generators as built, to replay the sequences for a query earlier than the current block:
+    /// branch 0 (the single-antenna sequence, common to both directions of the link) and each further
+    /// receive antenna's branch (its own stream, per direction).
     rng0: Rng,
-    branch_rng0: Rng,
-    /// Branch 0 (the single-antenna sequence) and branches 1… (their own stream, so adding antennas
-    /// leaves branch 0's sequence as it was).
+    branch_rng0: Vec<Rng>,
     rng: Rng,
-    branch_rng: Rng,
+    branch_rng: Vec<Rng>,
     block: Option<u64>,
     /// The block's gain, dB, by diversity order − 1: 10·log10 of the mean of the first `order` branch
     /// gains (linear).
@@ -83,9 +86,12 @@ struct Fading {
 }
 
 impl Fading {
-    fn new(k: f64, coherence_ns: u64, rng: Rng, branch_rng: Rng) -> Self {
-        Fading { k, coherence_ns, branches: 1, rng0: rng.clone(), branch_rng0: branch_rng.clone(), rng, branch_rng, block: None,
-                 gain_db: [0.0; MAX_BRANCHES] }
+    fn new(k: f64, coherence_ns: u64, rng: Rng) -> Self {
+        Fading { k, coherence_ns, rng0: rng.clone(), branch_rng0: Vec::new(), rng, branch_rng: Vec::new(), block: None, gain_db: [0.0; MAX_BRANCHES] }
+    }
+
+    fn branches(&self) -> usize {
+        1 + self.branch_rng.len()
     }
 
     /// |h|² of one branch: h = √(K/(K+1)) + √(1/(K+1))·CN(0,1); E|h|² = 1.
@@ -96,38 +102,71 @@ impl Fading {
         re * re + im * im
     }
 
-    fn draw_block(&mut self) {
+    /// Draws the next block on every branch; its gains in dB only if `keep` (a block passed over on
+    /// the way to a later query needs only its draws).
+    fn draw_block(&mut self, keep: bool) {
         let mut sum = Self::draw(self.k, &mut self.rng);
-        self.gain_db[0] = 10.0 * sum.max(1e-12).log10();
-        for b in 1..self.branches {
-            sum += Self::draw(self.k, &mut self.branch_rng);
-            self.gain_db[b] = 10.0 * (sum / (b + 1) as f64).max(1e-12).log10();
+        if keep {
+            self.gain_db[0] = 10.0 * sum.max(1e-12).log10();
+        }
+        for (b, rng) in self.branch_rng.iter_mut().enumerate() {
+            sum += Self::draw(self.k, rng);
+            if keep {
+                self.gain_db[b + 1] = 10.0 * (sum / (b + 2) as f64).max(1e-12).log10();
+            }
         }
     }
 
-    /// The block gain at `now`, dB, for diversity order `order` (1: a single antenna's).
-    fn gain_db(&mut self, now: u64, order: usize) -> f64 {
+    /// The gains of the block at `now`, dB, by diversity order − 1 (the first [`Fading::branches`]).
+    fn gains_db(&mut self, now: u64) -> &[f64] {
         let b = now / self.coherence_ns;
         let from = match self.block {
-            Some(cur) if cur == b => return self.gain_db[order.clamp(1, self.branches) - 1],
+            Some(cur) if cur == b => return &self.gain_db[..self.branches()],
             Some(cur) if cur < b => cur + 1,
             _ => {
                 self.rng = self.rng0.clone();
-                self.branch_rng = self.branch_rng0.clone();
+                self.branch_rng.clone_from(&self.branch_rng0);
                 0
             }
         };
-        for _ in from..=b {
-            self.draw_block();
+        for i in from..=b {
+            self.draw_block(i == b);
         }
         self.block = Some(b);
-        self.gain_db[order.clamp(1, self.branches) - 1]
+        &self.gain_db[..self.branches()]
     }
 }
 
 /// The diversity order of `nss` streams received on `n_rx` antennas: N_rx − N_SS + 1, at least 1.
 pub fn diversity_order(n_rx: u8, nss: u8) -> usize {
     (n_rx.saturating_sub(nss.max(1)) as usize + 1).min(MAX_BRANCHES)
+}
+
+/// A link's SNR at one instant, for every diversity order its fading has: what a PPDU's preamble and
+/// subframes are drawn from ([`ChannelModel::sample`]).
+#[derive(Clone, Copy, Debug)]
+pub struct SnrSample {
+    mean_db: f64,
+    /// Fading gain by diversity order − 1, dB; `orders` = 0 without fading.
+    gain_db: [f64; MAX_BRANCHES],
+    orders: usize,
+    /// The office model's offsets, dB.
+    office_db: Option<f64>,
+}
+
+impl SnrSample {
+    /// The SNR after combining `order` fading branches (clamped to those drawn), dB.
+    #[inline]
+    pub fn db(&self, order: usize) -> f64 {
+        let mut snr = self.mean_db;
+        if self.orders > 0 {
+            snr += self.gain_db[order.clamp(1, self.orders) - 1];
+        }
+        if let Some(o) = self.office_db {
+            snr += o;
+        }
+        snr
+    }
 }
 
 /// A link's channel.
@@ -176,8 +215,7 @@ impl ChannelModel {
                 FadingConfig::Rayleigh { coherence_ms } => (0.0, *coherence_ms),
                 FadingConfig::Rician { k_db, coherence_ms } => (10f64.powf(k_db / 10.0), *coherence_ms),
             };
-            let rng = |what: &str| Rng::derive(seed, &format!("channel/{station}/{what}"));
-            Fading::new(k, ms_to_ns(coh).max(1), rng("fading"), rng("fading/branches"))
+            Fading::new(k, ms_to_ns(coh).max(1), Rng::derive(seed, &format!("channel/{station}/fading")))
         });
         ChannelModel { mean, fading, office: None }
     }
@@ -240,33 +278,49 @@ impl ChannelModel {
         self.mean = Mean::Const(snr_db);
     }
 
-    /// Draws fading for up to `n` receive antennas (branches) per block; the first branch's sequence
-    /// does not depend on `n`. Set before the model is cloned for the link's two directions.
-    pub fn set_branches(&mut self, n: u8) {
+    /// Gives this direction of the link a fading branch for each of `n_rx` receive antennas: branch 0 is
+    /// the single-antenna sequence both directions share (reciprocity of the one antenna pair), and
+    /// branch k ≥ 1 draws from `Rng::derive(seed, "{path}/branch{k}")`, its own antenna's, so it does
+    /// not depend on the other branches or on the other direction. Without fading, nothing to do.
+    pub fn set_receive_branches(&mut self, n_rx: u8, seed: u64, path: &str) {
         if let Some(f) = &mut self.fading {
-            f.branches = (n as usize).clamp(1, MAX_BRANCHES);
+            f.branch_rng0 = (1..(n_rx as usize).clamp(1, MAX_BRANCHES)).map(|k| Rng::derive(seed, &format!("{path}/branch{k}"))).collect();
+            f.branch_rng.clone_from(&f.branch_rng0);
             f.block = None;
         }
+    }
+
+    /// How many diversity orders the fading draws (`usize::MAX` without fading: any order is the mean).
+    pub fn branches(&self) -> usize {
+        self.fading.as_ref().map_or(usize::MAX, Fading::branches)
     }
 
     /// SNR in dB at `now` at one receive antenna.
     #[inline]
     pub fn snr_db(&mut self, now: SimTime) -> f64 {
-        self.snr_db_order(now, 1)
+        self.sample(now).db(1)
     }
 
     /// SNR in dB at `now` after combining `order` fading branches ([`diversity_order`]); without fading
     /// the same as [`ChannelModel::snr_db`]. The AWGN array gain is the caller's.
     #[inline]
     pub fn snr_db_order(&mut self, now: SimTime, order: usize) -> f64 {
-        let mut snr = self.mean.at(now.as_ns());
+        self.sample(now).db(order)
+    }
+
+    /// The SNR at `now` for every diversity order (one evaluation of the mean, the offsets and the
+    /// fading for a PPDU's preamble and subframes alike).
+    pub fn sample(&mut self, now: SimTime) -> SnrSample {
+        let mut out = SnrSample { mean_db: self.mean.at(now.as_ns()), gain_db: [0.0; MAX_BRANCHES], orders: 0, office_db: None };
         if let Some(f) = &mut self.fading {
-            snr += f.gain_db(now.as_ns(), order);
+            let g = f.gains_db(now.as_ns());
+            out.orders = g.len();
+            out.gain_db[..g.len()].copy_from_slice(g);
         }
         if let Some(o) = &mut self.office {
-            snr += o.offset_db(now.as_ns());
+            out.office_db = Some(o.offset_db(now.as_ns()));
         }
-        snr
+        out
     }
 }
 
@@ -334,7 +388,7 @@ mod tests {
         let cfg = ChannelConfig::FixedSnr { snr_db: 20.0, fading: Some(FadingConfig::Rayleigh { coherence_ms: 10.0 }) };
         let mut plain = ChannelModel::from_config(&cfg, 7, "sta");
         let mut three = ChannelModel::from_config(&cfg, 7, "sta");
-        three.set_branches(3);
+        three.set_receive_branches(3, 7, "channel/sta/downlink");
         let n = 40_000u64;
         let mut stats = [(0.0, 0u64); 3];
         for b in 0..n {
@@ -354,6 +408,24 @@ mod tests {
             assert!((p - expected).abs() < 0.1 * expected + 0.001, "order {}: P(<0.1) = {p}, Gamma gives {expected}", m + 1);
         }
         assert_eq!(three.snr_db_order(SimTime::from_ms(5), 8), three.snr_db_order(SimTime::from_ms(5), 3), "at most its branches");
+        // A query earlier than the current block replays every branch from the start.
+        let late = three.snr_db_order(SimTime::from_ms(995), 3);
+        let mut fresh = ChannelModel::from_config(&cfg, 7, "sta");
+        fresh.set_receive_branches(3, 7, "channel/sta/downlink");
+        for t in (0..1000).step_by(7) {
+            fresh.snr_db_order(SimTime::from_ms(t), 2);
+        }
+        assert_eq!(late, fresh.snr_db_order(SimTime::from_ms(995), 3));
+        // Branch k is its antenna's own: the same with more branches beside it, another in the other
+        // direction (branch 0, the shared one, aside).
+        let mut four = ChannelModel::from_config(&cfg, 7, "sta");
+        four.set_receive_branches(4, 7, "channel/sta/downlink");
+        let mut up = ChannelModel::from_config(&cfg, 7, "sta");
+        up.set_receive_branches(3, 7, "channel/sta/uplink");
+        let t = SimTime::from_ms(400);
+        assert_eq!(four.snr_db_order(t, 3), fresh.snr_db_order(t, 3));
+        assert_eq!(up.snr_db(t), fresh.snr_db(t));
+        assert_ne!(up.snr_db_order(t, 2), fresh.snr_db_order(t, 2));
         assert_eq!((diversity_order(1, 1), diversity_order(2, 1), diversity_order(2, 2), diversity_order(3, 2), diversity_order(1, 3)), (1, 2, 1, 2, 1));
     }
 

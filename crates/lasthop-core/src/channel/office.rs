@@ -7,7 +7,8 @@
 //!   drift     slow shadowing as doors, chairs and people move: an Ornstein–Uhlenbeck process, std
 //!             `drift_std_db`, correlation time `drift_tau_s`, drawn every `drift_step_ms`, linear between
 //!   fast      multipath from people moving nearby: Rician block fading (K = `fading_k_db`) redrawn
-//!             every `coherence_ms` (the same block fading as `fading = { type = "rician" }`)
+//!             every `coherence_ms` (the same block fading as `fading = { type = "rician" }`, with a
+//!             branch per receive antenna)
 //!   deep fade someone walks through the line of sight: Poisson arrivals (`deep_fade_rate_hz`), each
 //!             `deep_fade_ms` long and `deep_fade_db` deep (rectangular; overlapping ones do not add)
 //!   burst     co-channel interference from a neighbour the AP cannot hear (a hidden transmitter):
@@ -232,7 +233,7 @@ impl Office {
             bursts: Bursts::new(p.interference_rate_hz, p.interference_burst_ms, true, rng("interference")),
             burst_db: p.interference_db,
         };
-        let fading = Fading::new(10f64.powf(p.fading_k_db / 10.0), ms_to_ns(p.coherence_ms).max(1), rng("fading"), rng("fading/branches"));
+        let fading = Fading::new(10f64.powf(p.fading_k_db / 10.0), ms_to_ns(p.coherence_ms).max(1), rng("fading"));
         (office, fading)
     }
 

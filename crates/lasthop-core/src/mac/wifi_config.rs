@@ -245,7 +245,8 @@ pub struct WifiConfig {
     /// Spatial streams the devices support (rate controllers choose among 1..=max_nss); default 1. A
     /// station may support fewer (`stations[].max_nss`). A device has as many receive antennas: a PPDU
     /// of fewer streams decodes with the diversity gain 10·log10(N_rx / N_SS), its preamble with
-    /// 10·log10(N_rx) (`wifi-model.md` §4.4).
+    /// 10·log10(N_rx) (`wifi-model.md` §4.4); under fading each antenna also fades on its own, and such
+    /// a PPDU fades with diversity order N_rx − N_SS + 1 (lasthop's reading; FIDELITY.md, PHY).
     #[serde(default = "default_one")]
     pub max_nss: u8,
     /// QoS (EDCA with four ACs); default true except for `ofdm`, which uses the legacy DCF.

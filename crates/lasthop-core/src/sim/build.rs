@@ -325,8 +325,13 @@ impl<'a> Net<'a> {
         let ap_txv = fixed_txvector(w, &bss_rc).expect("validated");
         let txv = |rc: &Option<crate::scenario::RateControlConfig>| rc.as_ref().map(|rc| fixed_txvector(w, rc).expect("validated")).unwrap_or(ap_txv);
         let (sta_txv, dl_txv) = (txv(&st.rate_control), txv(&st.downlink_rate_control));
-        let mut channel = ChannelModel::from_config(&st.channel.clone().unwrap_or_default(), seed, &st.name);
-        channel.set_branches(w.max_nss.max(bss.max_nss)); // a fading branch per antenna of either end
+        let channel = ChannelModel::from_config(&st.channel.clone().unwrap_or_default(), seed, &st.name);
+        // Each direction fades on a branch per receive antenna (branch 0 shared: reciprocity).
+        let receiving = |n_rx: u8, dir: &str| {
+            let mut c = channel.clone();
+            c.set_receive_branches(n_rx, seed, &format!("channel/{}/{dir}", st.name));
+            c
+        };
         let (_, sta_cfg) = crate::mac::config::default_paths(w);
         let si = sid as usize - self.sc.servers.len() - self.sc.aps.len();
         let mut sta_path = node_path(params, &sta_cfg, &self.stations[si], &mut Rng::derive(seed, &format!("wifi/{}/fq", st.name)));
@@ -347,12 +352,12 @@ impl<'a> Net<'a> {
             let local = self.wifi_links.iter().filter(|l| l.tx == ap_id).count();
             ap_path.set_airtime_weight(local, wt as i64);
         }
-        self.wifi_links.push(LinkSpec { tx: ap_id, rx: sid, txv: dl_txv, channel: channel.clone(), rx_antennas: w.max_nss.max(1) });
+        self.wifi_links.push(LinkSpec { tx: ap_id, rx: sid, txv: dl_txv, channel: receiving(w.max_nss.max(1), "downlink"), rx_antennas: w.max_nss.max(1) });
         let ul_rc_cfg = st.rate_control.as_ref().unwrap_or(&bss_rc);
         let ul_rc = crate::mac::config::adaptive_rate_control(w, ul_rc_cfg, Rng::derive(seed, &format!("wifi/{}->{ap}/ratectl", st.name))).expect("validated");
         let ul_rc = if sta_path.takes_rate_control() { ul_rc } else { None };
         params.add_link(&mut sta_path, self.wifi_links.len() as u32, sta_txv, ul_rc);
-        self.wifi_links.push(LinkSpec { tx: sid, rx: ap_id, txv: sta_txv, channel, rx_antennas: bss.max_nss.max(1) });
+        self.wifi_links.push(LinkSpec { tx: sid, rx: ap_id, txv: sta_txv, channel: receiving(bss.max_nss.max(1), "uplink"), rx_antennas: bss.max_nss.max(1) });
         self.wifi_nodes.push(NodeSpec { node: sid, bss: self.wifi_bss.len(), is_ap: false, name: st.name.clone(), path: sta_path });
         self.pipe_between[ap_id as usize][sid as usize] = Some(Hop::Wifi(sid));
         self.pipe_between[sid as usize][ap_id as usize] = Some(Hop::Wifi(ap_id));

@@ -4,8 +4,8 @@
 //!
 //! Source: `wifi-model.md` §3 (channel access, collisions, ACK timeout, hardware retries §3.6), §4.3
 //! (per-MPDU errors), §4.4 (receive diversity: a link's receiver has `rx_antennas`, and decodes a PPDU
-//! of fewer streams, and every one-stream preamble, with the gain N_rx / N_SS and, under fading, the
-//! diversity order N_rx − N_SS + 1 of [`crate::channel`]), §1.1 (EIFS).
+//! of fewer streams, and every one-stream preamble, with the gain N_rx / N_SS; under fading, [LH], also
+//! with the diversity order N_rx − N_SS + 1 of [`crate::channel`]), §1.1 (EIFS).
 //!
 //! Event flow of one channel access:
 //! ```text
@@ -38,7 +38,7 @@
 use super::config::BssParams;
 use super::edca::{dscp_to_user_priority, Access, AccessCategory, Edcaf};
 use super::txpath::{PathOut, Psdu, TxPath, TxStatus};
-use crate::channel::ChannelModel;
+use crate::channel::{ChannelModel, SnrSample};
 use crate::engine::TimerId;
 use crate::packet::{NodeId, Packet};
 use crate::phy::airtime::{ack_duration, block_ack_duration, ppdu_duration_with, response_duration, BlockAckBitmap};
@@ -134,16 +134,16 @@ struct Link {
 }
 
 impl Link {
-    /// The SNR a one-stream preamble (PHY header, RTS) is detected at, sent at `t`, dB.
-    fn preamble_snr_db(&mut self, t: SimTime) -> f64 {
-        self.channel.snr_db_order(t, self.preamble_order) + self.preamble_gain_db
+    /// The SNR a one-stream preamble (PHY header, RTS) is detected at, dB.
+    fn preamble_snr_db(&self, s: &SnrSample) -> f64 {
+        s.db(self.preamble_order) + self.preamble_gain_db
     }
 
-    /// The SNR the subframes of an `nss`-stream PPDU sent at `t` decode at, dB: array gain and, under
-    /// fading, diversity order.
-    fn data_snr_db(&mut self, t: SimTime, nss: u8) -> f64 {
+    /// The SNR the subframes of an `nss`-stream PPDU decode at, dB: array gain and, under fading,
+    /// diversity order.
+    fn data_snr_db(&self, s: &SnrSample, nss: u8) -> f64 {
         let (gain, order) = self.data_gain[(nss as usize).min(8)];
-        self.channel.snr_db_order(t, order) + gain
+        s.db(order) + gain
     }
 }
 
@@ -252,7 +252,9 @@ pub struct LinkSpec {
     pub channel: ChannelModel,
     /// The receiver's antennas (its spatial streams, `max_nss`): a PPDU of fewer streams is decoded,
     /// and every preamble (one stream) detected, with the receive-diversity gain N_rx / N_SS
-    /// (`wifi-model.md` §4.4, as ns-3's AWGN models with `Antennas` = N_rx).
+    /// (`wifi-model.md` §4.4, as ns-3's AWGN models with `Antennas` = N_rx) and, under fading, the
+    /// diversity order N_rx − N_SS + 1; `channel` needs a fading branch per antenna
+    /// ([`ChannelModel::set_receive_branches`]).
     pub rx_antennas: u8,
 }
 
@@ -586,11 +588,12 @@ impl Medium {
         let ex = n.exchange.as_mut().expect("transmitting node has an exchange");
         let hw = n.hw[ex.ac].as_ref().expect("exchange PSDU");
         let link = &mut self.links[hw.psdu.link as usize];
-        let snr = link.channel.snr_db(ex.start);
-        let detected = preamble_detected(link.preamble_snr_db(ex.start));
+        let sample = link.channel.sample(ex.start);
+        let snr = sample.db(1);
+        let detected = preamble_detected(link.preamble_snr_db(&sample));
         let mut any = hw.psdu.bar && detected;
         if detected {
-            let data_snr = link.data_snr_db(ex.start, ex.txv.nss);
+            let data_snr = link.data_snr_db(&sample, ex.txv.nss);
             for (i, m) in hw.psdu.mpdus.iter().enumerate() {
                 let memo = &link.per_memo;
                 let p = if memo.0 == data_snr.to_bits() && memo.1 == m.len && memo.2 == ex.txv {

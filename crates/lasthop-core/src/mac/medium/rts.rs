@@ -68,7 +68,8 @@ impl Medium {
         let cts = response_duration(&ex.txv, &bss.basic_rates_mbps, bss.timings.band, CTS_LEN);
         let link = &mut self.links[hw.psdu.link as usize];
         let rx = link.rx;
-        let detected = crate::phy::error::preamble_detected(link.preamble_snr_db(ex.start));
+        let sample = link.channel.sample(ex.start);
+        let detected = crate::phy::error::preamble_detected(link.preamble_snr_db(&sample));
         // The receiver hears the sender, so the sender's own activity is one of those it senses.
         let receiver = &self.nodes[rx as usize];
         if !detected || receiver.sensed > 1 || receiver.exchange.is_some() {

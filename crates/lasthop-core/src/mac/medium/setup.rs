@@ -161,6 +161,7 @@ impl Node {
 impl Link {
     /// The link `tx` → `rx` (medium node indices) of `spec`.
     fn new(tx: u32, rx: u32, spec: LinkSpec, bitmap: BlockAckBitmap, err_rng: Rng) -> Self {
+        debug_assert!(spec.channel.branches() >= spec.rx_antennas as usize, "a fading branch per receive antenna (ChannelModel::set_receive_branches)");
         Link {
             tx,
             rx,
