@@ -129,8 +129,9 @@ def test_l13_l15_the_walk_freezes_linux_and_lastpq_keeps_the_paper_frame_rate() 
 
 def test_a_demand_changed_by_a_command_or_by_the_api_takes_effect_from_then_on() -> None:
     """LP4 in direction, S2: the p95 follows the demand down (25 → 12 ms at 6 s); the stepped run with
-    ``Sim.command`` gives every packet the timestamps of the scripted one (the scripted command is an
-    engine event of its own, so the event digests differ by design)."""
+    ``Sim.command`` gives every packet the timestamps of the scripted one and the same event digest (no
+    other event falls on 6 s to the nanosecond), and its summary records the command, so running the
+    summary's scenario with its seed gives the stepped run again."""
     sc = _home(mechanism=lpq.lastpq(25.0), duration_s=12.0)
     cmd = {"at_s": 6.0, "target": "aps.ap.lastpq", "set": {"demand_ms": {"vr": 12}}}
     scripted = _run({**sc, "commands": [cmd]})
@@ -141,6 +142,11 @@ def test_a_demand_changed_by_a_command_or_by_the_api_takes_effect_from_then_on()
     stepped = sim.finish()
     cols = [c for c in stepped.packets.columns if c.startswith("t_")]
     assert stepped.packets[cols].equals(scripted.result.packets[cols])
+    assert stepped.summary["scenario"]["commands"] == [cmd]
+    assert (stepped.summary["event_digest"], stepped.summary["events"]) == \
+        (scripted.result.summary["event_digest"], scripted.result.summary["events"])
+    again = lasthop.run(stepped.scenario, seed=stepped.summary["seed"])
+    assert again.summary["event_digest"] == stepped.summary["event_digest"]
     assert _policy(stepped)["flows"][0]["demand_ms"] == 12.0
     lat = lpq.vr_latency_ms(scripted)
     before = percentile(lat[(lat["t_ms"] > 3000) & (lat["t_ms"] <= 6000)]["latency_ms"], 95)
@@ -151,6 +157,7 @@ def test_a_demand_changed_by_a_command_or_by_the_api_takes_effect_from_then_on()
 @pytest.mark.parametrize(("set_", "msg"), [
     ({"demand_ms": {"voip": 10}}, "set.demand_ms.voip: 'voip' is not a flow LAST-PQ prioritizes here (vr)"),
     ({"demand_ms": {"vr": -5}}, "set.demand_ms.vr: must be a positive number"),
+    ({"demand_ms": {"vr": float("nan")}}, "set.demand_ms.vr: must be a finite number, got nan"),
     ({"demand_ms": {"vr": 1.5}}, "set.demand_ms.vr: 1.5 ms leaves no band"),
     ({"percentile": {"vr": 120}}, "set.percentile.vr: must be in (0, 100]"),
     ({"demand_ms": 15}, "set.demand_ms: must be a table of flow name = value"),
@@ -161,6 +168,16 @@ def test_bad_demands_are_refused_with_their_path(set_: dict[str, Any], msg: str)
     with pytest.raises(ValueError) as e:
         sim.command("aps.ap.lastpq", set_)
     assert msg in str(e.value), str(e.value)
+
+
+def test_a_stepped_run_refuses_a_time_it_cannot_reach() -> None:
+    sim = lasthop.Sim(_home(duration_s=3.0))
+    for bad in (-1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="advance_to: t_s must be a finite time ≥ 0 s"):
+            sim.advance_to(bad)
+    with pytest.raises(ValueError, match="advance_to_ns: t_ns must be ≥ 0"):
+        sim.advance_to_ns(-5)
+    assert sim.advance_to(1.0) > 0 and sim.advance_to(0.5) == 0 and sim.now_s == 1.0
 
 
 def test_bad_scenarios_name_the_key(tmp_path: Path) -> None:

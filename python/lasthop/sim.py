@@ -15,6 +15,7 @@ gives (same seed, same event digest).
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Mapping
 from typing import Any, NamedTuple
@@ -25,6 +26,18 @@ from lasthop.runner import _as_scenario
 from lasthop.scenario import Scenario
 
 __all__ = ["Sim", "Egress"]
+
+
+def _check_finite(value: Any, path: str) -> None:
+    """JSON has no NaN or infinity: name the key that holds one (the core would see a syntax error)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{path}: must be a finite number, got {value}")
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            _check_finite(v, f"{path}.{k}")
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            _check_finite(v, f"{path}[{i}]")
 
 
 class Egress(NamedTuple):
@@ -68,10 +81,16 @@ class Sim:
         return self._native.next_wakeup_ns()
 
     def advance_to(self, t_s: float) -> int:
-        """Simulates up to ``t_s`` seconds (at most the end of the run); returns the events processed."""
+        """Simulates up to ``t_s`` seconds (at most the end of the run); returns the events processed
+        (0 for a time already passed: the clock never goes back). ``ValueError`` for a negative or
+        non-finite time."""
+        if not math.isfinite(t_s) or t_s < 0:
+            raise ValueError(f"advance_to: t_s must be a finite time ≥ 0 s, got {t_s}")
         return self._native.advance_to(round(t_s * 1e9))
 
     def advance_to_ns(self, t_ns: int) -> int:
+        if t_ns < 0:
+            raise ValueError(f"advance_to_ns: t_ns must be ≥ 0, got {t_ns}")
         return self._native.advance_to(t_ns)
 
     def components(self) -> dict[str, Any]:
@@ -84,8 +103,13 @@ class Sim:
 
     def command(self, target: str, set: Mapping[str, Any] | None = None, **values: Any) -> None:
         """Applies a run-time command now, e.g. ``command("stations.laptop", snr_db=12)``. Raises
-        ``ValueError`` naming the target or key at fault."""
-        self._native.command(target, json.dumps({**(set or {}), **values}))
+        ``ValueError`` naming the target or key at fault. The result's scenario (``summary.json``)
+        records it as a ``commands`` entry at this time, after the scenario's own, so running that
+        scenario with the seed gives this run, to the event digest (unless another event falls on
+        the command's very nanosecond: a stepped command runs after every event due then)."""
+        table = {**(set or {}), **values}
+        _check_finite(table, "set")
+        self._native.command(target, json.dumps(table))
 
     def inject(self, flow: str, size_bytes: int, reverse: bool = False, dscp: int | None = None,
                tcp: tuple[int, int, int] | None = None, rtp_seq: int | None = None, rtcp: bool = False,

@@ -292,9 +292,15 @@ impl PySim {
         Ok(self.sim()?.components().to_string())
     }
     /// Applies a run-time command now; `set_json` is the `set` table as JSON.
+    /// The result's scenario records it as a `commands` entry at this time, so that running it with
+    /// the seed gives this run.
     fn command(&mut self, target: &str, set_json: &str) -> PyResult<()> {
         let set: serde_json::Map<String, serde_json::Value> = serde_json::from_str(set_json).map_err(|e| PyValueError::new_err(format!("set: {e}")))?;
-        self.sim()?.command(target, &set).map_err(|e| PyValueError::new_err(e.to_string()))
+        let s = self.sim()?;
+        s.command(target, &set).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let at_s = s.now().as_ns() as f64 / 1e9;
+        self.sc.commands.push(sim::CommandConfig { at_s, target: target.to_string(), set });
+        Ok(())
     }
     /// Hands a packet of `external` flow `flow` to the model now; returns its id. `rtp_seq`: an RTP
     /// packet's transport-wide sequence number; `rtcp`: it is RTCP, with `rtcp_twcc` the bytes of its

@@ -68,6 +68,12 @@ impl<E> EventQueue<E> {
         self.popped
     }
 
+    /// Counts an event handled without passing through the queue (a run-time command applied while
+    /// the run is stepped, which a scripted one would have been).
+    pub fn count_unqueued_event(&mut self) {
+        self.popped += 1;
+    }
+
     /// Number of pending events.
     pub fn len(&self) -> usize {
         self.heap.len()

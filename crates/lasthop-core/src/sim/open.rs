@@ -132,6 +132,13 @@ pub struct Sim {
     twcc_seqs: std::collections::BTreeMap<u32, crate::rtc::twcc::SeqUnwrapper>,
     /// And of the base sequence numbers of the feedback about it.
     twcc_feedback_seqs: std::collections::BTreeMap<u32, crate::rtc::twcc::SeqUnwrapper>,
+    /// Commands applied through [`Sim::command`] so far.
+    stepped_commands: u32,
+}
+
+/// The event digest after the event tagged `tag` at `now`.
+fn fold_digest(digest: u64, now: SimTime, tag: u64) -> u64 {
+    (digest ^ now.as_ns().wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ tag).wrapping_mul(0x0000_0100_0000_01b3)
 }
 
 impl Sim {
@@ -161,7 +168,7 @@ impl Sim {
         for (i, c) in scenario.commands.iter().enumerate() {
             w.q.schedule(super::build::secs(c.at_s), super::world::Event::Command { idx: i as u32 });
         }
-        Ok(Sim { w, scenario: scenario.clone(), twcc_seqs: Default::default(), twcc_feedback_seqs: Default::default() })
+        Ok(Sim { w, scenario: scenario.clone(), twcc_seqs: Default::default(), twcc_feedback_seqs: Default::default(), stepped_commands: 0 })
     }
 
     /// Reserves the packet log for `packets` more packets (a real-time run cannot afford the copy when a
@@ -195,7 +202,7 @@ impl Sim {
         self.next_wakeup()?;
         let w = &mut *self.w;
         let (now, ev) = w.q.pop().expect("peeked");
-        w.digest = (w.digest ^ now.as_ns().wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ ev.tag()).wrapping_mul(0x0000_0100_0000_01b3);
+        w.digest = fold_digest(w.digest, now, ev.tag());
         w.handle(now, ev);
         Some(now)
     }
@@ -256,12 +263,21 @@ impl Sim {
     }
 
     /// Applies a run-time command now (after every event due now): `target` and `set` as in the
-    /// scenario's `commands` (see [`super::command`]).
+    /// scenario's `commands` (see [`super::command`]). It counts as the event a `commands` entry
+    /// appended after the scenario's own (and the commands stepped before it) would be, at this
+    /// time: the scenario with those entries gives the same run and event digest, unless another
+    /// event falls on the command's very nanosecond (a scripted command runs before the events
+    /// scheduled during the run for its instant, a stepped one after every event due then).
     pub fn command(&mut self, target: &str, set: &serde_json::Map<String, serde_json::Value>) -> Result<(), CommandError> {
         let err = |(key, msg)| CommandError { key, msg };
         let t = super::command::resolve(&self.scenario, target, set).map_err(err)?;
         let now = self.now();
-        self.w.apply_command(now, &t, set).map_err(err)
+        self.w.apply_command(now, &t, set).map_err(err)?;
+        let ev = super::world::Event::Command { idx: self.scenario.commands.len() as u32 + self.stepped_commands };
+        self.w.digest = fold_digest(self.w.digest, now, ev.tag());
+        self.w.q.count_unqueued_event();
+        self.stepped_commands += 1;
+        Ok(())
     }
 
     /// Every component's counters and state so far, as `summary.json`'s `components` will hold them at
