@@ -264,6 +264,8 @@ def test_verdict_by_hand() -> None:
     s = {x["variant"]: x for x in summarize(rows)}
     # mean 11, sd 1, t(0.975, 2) = 4.303: half-width 4.303 / √3 = 2.484.
     assert s["a"]["mean"] == 11.0 and abs(s["a"]["ci95"] - 4.302653 / 3 ** 0.5) < 1e-5
+    # One seed has no interval (it was shown as ± 0, claiming no uncertainty).
+    assert summarize([{"variant": "a", "flow": "f", "latency_p99_ms": 4.0}])[0]["ci95"] is None
     (v,) = verdicts(rows)
     # c has the lowest mean (10.67), beats b clearly, and is indistinguishable from a.
     assert (v["best"], v["better_than"], v["no_significant_difference"]) == ("c", ["b"], ["a"])

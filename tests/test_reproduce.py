@@ -59,7 +59,7 @@ def test_every_experiment_is_a_plan_of_valid_scenarios(tmp_path: Path) -> None:
 def test_reduce_of_the_executed_plan_is_the_experiment(tmp_path: Path) -> None:
     exp = EXPERIMENTS["sparse-flow"]
     doc = exp.reduce(execute(exp.plan(Options(seed=1, quick=True, workdir=tmp_path))))
-    assert {**doc, "experiment": "sparse-flow"} == run_experiment("sparse-flow", seed=1, quick=True)
+    assert {**doc, "experiment": "sparse-flow", "seed": 1, "quick": True} == run_experiment("sparse-flow", seed=1, quick=True)
 
 
 def test_a_trace_for_an_experiment_that_takes_none_is_an_error(tmp_path: Path) -> None:

@@ -127,6 +127,7 @@ def test_cli_runs_a_sweep_and_reports_what_it_did(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("grid", "seeds", "extra", "where"), [
     ({"flows[0].rate_mbps": []}, 1, {}, 'grid."flows[0].rate_mbps"'),
     ({"flows[0].rate_mbps": [1, 1]}, 1, {}, "lists a value twice"),
+    ({"flows[0].rate_mbps": [20, 20.0]}, 1, {}, "lists a value twice"),  # one value, one run
     ({"flows[0]..rate": [1]}, 1, {}, "invalid path"),
     ({"variant": ["nope"]}, 1, {}, "no variant named 'nope'"),
     ({"flows[7].rate_mbps": [1]}, 1, {}, "index 7 out of range"),
@@ -144,6 +145,36 @@ def test_bad_specs_name_the_entry_and_run_nothing(tmp_path: Path, grid: dict, se
     assert not (tmp_path / "out").exists(), "nothing is written before every point is valid"
     r = lasthop_cli("sweep", spec, "--out", tmp_path / "out", cwd=tmp_path)
     assert r.returncode == 2 and where in r.stderr and "Traceback" not in r.stderr
+
+
+def test_the_python_api_refuses_what_the_spec_would_and_warns_of_failed_points(tmp_path: Path) -> None:
+    from lasthop.errors import LasthopError
+    from lasthop.sweeps import SweepResult, plan as plan_points
+    from lasthop.sweeps_ray import _collect
+
+    spec = _spec(tmp_path, {})
+    small = tmp_path / "small.toml"
+    for grid, msg in (({"variant": "fifo"}, "grid['variant']: must be a non-empty list of values, got 'fifo'"),
+                      ({"duration_s": 2}, "grid['duration_s']: must be a non-empty list of values, got 2")):
+        with pytest.raises(LasthopError, match=msg.replace("[", r"\[").replace("]", r"\]")):
+            lasthop.sweep(small, tmp_path / "g", grid=grid)
+    with pytest.raises(LasthopError, match="seeds=: a sweep spec file sets its own seeds"):
+        lasthop.sweep(spec, tmp_path / "s", seeds=3)
+    with pytest.raises(LasthopError, match="unknown backend 'dask'"):
+        lasthop.sweep(spec, tmp_path / "b", backend="dask")
+    assert not any((tmp_path / d).exists() for d in ("g", "s", "b")), "nothing written for bad arguments"
+    # A failing point warns (the CLI lists failures itself): here a point whose run directory is a file.
+    points = plan_points(load_spec(spec))
+    (tmp_path / "w" / "runs").mkdir(parents=True)
+    (tmp_path / "w" / "runs" / points[0].key).write_text("not a directory")
+    with pytest.warns(UserWarning, match="1 of 2 sweep points failed"):
+        res = lasthop.sweep(spec, tmp_path / "w")
+    assert list(res.failed) == [points[0].key] and res.ran == [points[1].key]
+    # The Ray backend loses such a point, not the sweep (its copy into place was unguarded).
+    res = SweepResult(tmp_path / "w", points)
+    fake_ray = type("Ray", (), {"get": staticmethod(lambda ref: [(points[0].key, "ok", "", False, 0.1, {"summary.json": b"{}"})])})
+    _collect(res, {p.key: p for p in points}, [points[0].key], None, fake_ray, lambda *_: None)
+    assert "cannot write the run directory" in res.failed[points[0].key]
 
 
 def test_run_set_applies_values_as_a_variant_does(small: Path) -> None:

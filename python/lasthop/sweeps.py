@@ -132,13 +132,18 @@ def load_spec(path: str | os.PathLike[str]) -> SweepSpec:
     return spec
 
 
+def _number(v: Any) -> Any:
+    """A grid value as its duplicates compare: 20 and 20.0 are one value (they resolve alike)."""
+    return float(v) if isinstance(v, int) and not isinstance(v, bool) else v
+
+
 def _check_shape(spec: SweepSpec) -> None:
     problems = []
     for k, values in spec.grid.items():
         if not isinstance(values, list) or not values:
             problems.append(_variants._issue("sweep_spec", ("grid", k), "must be a non-empty list of values", values))
             continue
-        if len({json.dumps(v, sort_keys=True, default=str) for v in values}) != len(values):
+        if len({json.dumps(_number(v), sort_keys=True, default=str) for v in values}) != len(values):
             problems.append(_variants._issue("sweep_spec", ("grid", k), "lists a value twice", values))
         if k != VARIANT_KEY:
             try:
@@ -218,7 +223,7 @@ def point_command(spec: SweepSpec, point: Point, out: Path) -> str:
 # -- running -----------------------------------------------------------------------------------------
 
 def sweep(spec: SweepSpec | str | os.PathLike[str], out: str | os.PathLike[str] | None = None, *,
-          grid: Mapping[str, Sequence[Any]] | None = None, seeds: int | Sequence[int] = 1, jobs: int = 1,
+          grid: Mapping[str, Sequence[Any]] | None = None, seeds: int | Sequence[int] | None = None, jobs: int = 1,
           backend: str = "local", address: str | None = None, batch: int | None = None,
           on_done: Callable[[Point, str, float], None] | None = None,
           on_plan: Callable[[int, int], None] | None = None) -> SweepResult:
@@ -227,11 +232,20 @@ def sweep(spec: SweepSpec | str | os.PathLike[str], out: str | os.PathLike[str] 
     into ``results.parquet``, ``summary.csv`` and ``report.html``. ``on_done(point, status, seconds)``
     is called as each run ends (status ``ok`` or ``failed``), ``on_plan(to_run, complete)`` once before
     the first run starts. Ctrl-C stops the runs (finished ones stay
-    complete) and raises KeyboardInterrupt after gathering what finished."""
+    complete) and raises KeyboardInterrupt after gathering what finished. Points that failed are in
+    the result's ``failed`` and a ``UserWarning`` names them. With ``jobs`` > 1 the worker processes
+    import the calling script: call ``sweep`` under ``if __name__ == "__main__":`` in a script."""
+    if backend not in ("local", "ray"):
+        raise LasthopError(f"unknown backend {backend!r} (local or ray)")
     if grid is not None and not isinstance(spec, SweepSpec):
+        for k, v in grid.items():
+            if isinstance(v, (str, bytes, Mapping)) or not isinstance(v, Sequence):
+                raise LasthopError(f"grid[{k!r}]: must be a non-empty list of values, got {v!r}")
         spec = SweepSpec(Path(spec), {k: list(v) for k, v in grid.items()},
-                         seeds if isinstance(seeds, int) else list(seeds), source=os.fspath(spec))
+                         1 if seeds is None else seeds if isinstance(seeds, int) else list(seeds), source=os.fspath(spec))
     elif not isinstance(spec, SweepSpec):
+        if seeds is not None:
+            raise LasthopError("seeds=: a sweep spec file sets its own seeds (give seeds with a scenario and grid=)")
         spec = load_spec(spec)
     root = Path(out) if out is not None else Path("runs") / f"sweep-{Path(spec.source or spec.scenario).stem}"
     points = plan(spec)
@@ -250,15 +264,20 @@ def sweep(spec: SweepSpec | str | os.PathLike[str], out: str | os.PathLike[str] 
         on_plan(len(todo), len(res.reused))
     if backend == "local":
         _run_local(res, todo, jobs, notify)
-    elif backend == "ray":
+    else:
         from lasthop.sweeps_ray import run_ray
 
         run_ray(res, todo, address, batch, notify)
-    else:
-        raise LasthopError(f"unknown backend {backend!r} (local or ray)")
     gather(res)
     if res.interrupted:
         raise KeyboardInterrupt
+    if res.failed and on_done is None:  # the CLI lists failures itself
+        import warnings
+
+        first = next(iter(res.failed.values()))
+        hint = (" (worker processes import the calling script: with jobs > 1, call sweep() under "
+                "`if __name__ == \"__main__\":`)") if "BrokenProcessPool" in first or "terminated abruptly" in first else ""
+        warnings.warn(f"{len(res.failed)} of {len(res.points)} sweep points failed; the first: {first}{hint}", stacklevel=2)
     return res
 
 

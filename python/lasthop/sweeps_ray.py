@@ -86,6 +86,9 @@ def _collect(res: SweepResult, by_key: dict[str, Point], keys: list[str], ref: A
     for key, status, message, input_error, seconds, files in results:
         p = by_key[key]
         if status == "ok":
-            copy_run(files, res.run_dir(key))
+            try:
+                copy_run(files, res.run_dir(key))
+            except OSError as e:  # this point is lost, not the sweep (as with the local backend)
+                status, message = "failed", f"cannot write the run directory {res.run_dir(key)}: {e.strerror or e}"
         record(res, p, status, message, input_error)
         notify(p, status, seconds)

@@ -43,13 +43,13 @@ def _samples(rows: list[dict[str, Any]]) -> dict[tuple[str, str, str], list[floa
     return out
 
 
-def mean_ci95(xs: list[float]) -> tuple[float, float]:
+def mean_ci95(xs: list[float]) -> tuple[float, float | None]:
     """The mean of ``xs`` (not empty) and the half-width of its 95 % confidence interval (Student's t;
-    0 for one value)."""
+    None for one value, where no interval exists)."""
     n = len(xs)
     mean = sum(xs) / n
     if n < 2:
-        return mean, 0.0
+        return mean, None
     sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1))
     from scipy import stats  # type: ignore[import-untyped]  # 1 s to import: only when a CI is asked for
 
@@ -57,7 +57,7 @@ def mean_ci95(xs: list[float]) -> tuple[float, float]:
 
 
 def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per (variant, flow, metric): ``n``, ``mean``, ``ci95`` (half-width; 0 for one seed)."""
+    """One row per (variant, flow, metric): ``n``, ``mean``, ``ci95`` (half-width; None for one seed)."""
     out = []
     for (variant, flow, metric), xs in _samples(rows).items():
         mean, ci = mean_ci95(xs)

@@ -171,7 +171,11 @@ def _print_verdict(doc: dict[str, Any], scenario: Path, seeds: int) -> None:
         row = []
         for key, _, scale, decimals in cols:
             c = cells.get((variant, flow, key))
-            row.append("–" if c is None else f"{c['mean'] * scale:,.{decimals}f} ±{c['ci95'] * scale:,.{decimals}f}")
+            if c is None:
+                row.append("–")
+            else:
+                ci = "" if c["ci95"] is None else f" ±{c['ci95'] * scale:,.{decimals}f}"
+                row.append(f"{c['mean'] * scale:,.{decimals}f}{ci}")
         t.add_row(variant if variant != last else "", flow, *row)
         last = variant
     con = Console(width=None if sys.stdout.isatty() else 160, highlight=False)

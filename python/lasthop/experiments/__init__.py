@@ -62,11 +62,15 @@ def run_experiment(name: str, seed: int = 1, quick: bool = False,
         doc = EXPERIMENTS[name].reduce(execute(plan_experiment(name, opts), jobs, cache=store, on_run=on_run,
                                                on_plan=on_plan))
         doc["runs"] = {"ran": store.ran, "reused": store.reused}
-        doc["experiment"] = name
-        return doc
+        return _labelled(doc, name, seed, quick)
     with tempfile.TemporaryDirectory(prefix="lasthop-experiment-") as tmp:
         opts = Options(seed=seed, quick=quick, workdir=Path(tmp), trace=Path(trace) if trace is not None else None)
         doc = EXPERIMENTS[name].reduce(execute(plan_experiment(name, opts), jobs, Path(tmp), on_run=on_run,
                                                on_plan=on_plan))
-    doc["experiment"] = name
+    return _labelled(doc, name, seed, quick)
+
+
+def _labelled(doc: dict[str, Any], name: str, seed: int, quick: bool) -> dict[str, Any]:
+    """What produced ``doc``: the experiment, its (first) seed, whether it was the ``--quick`` variant."""
+    doc.update(experiment=name, seed=seed, quick=quick)
     return doc

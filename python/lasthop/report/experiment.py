@@ -31,6 +31,9 @@ def write_experiment_report(doc: Mapping[str, Any], out: Path) -> Path:
     _write(out / "experiment.json", json.dumps(doc, sort_keys=True, indent=1, default=str))
     name = str(doc.get("experiment", "experiment"))
     parts = [f"<h1>lasthop reproduce {html.escape(name)}</h1>"]
+    if "seed" in doc:
+        what = "the --quick variant (short runs, one seed: a smoke test, not the result)" if doc.get("quick") else "the full experiment"
+        parts.append(f"<p>Seed {html.escape(str(doc['seed']))}; {what}.</p>")
     if "paper" in doc:
         parts.append("<h2>What the paper (or the spec) says</h2>" + _dl(doc["paper"]))
     if "summary" in doc and not _per_variant(doc):

@@ -64,7 +64,7 @@ def _figure(rows: Any, x: str, others: list[str], label: str) -> bytes:
         color, dash = _style(i)
         key = name if isinstance(name, tuple) else (name,)
         text = ", ".join([*(f"{o}={v}" for o, v in zip(others, key[:-1])), str(key[-1])])
-        ax.errorbar(g[x], g["mean"], yerr=g["ci95"], color=color, linestyle=dash, marker="o", capsize=3, label=text)
+        ax.errorbar(g[x], g["mean"], yerr=g["ci95"].astype(float), color=color, linestyle=dash, marker="o", capsize=3, label=text)
     ax.set_xlabel(x)
     ax.set_ylabel(label)
     ax.grid(alpha=0.3)
@@ -73,5 +73,6 @@ def _figure(rows: Any, x: str, others: list[str], label: str) -> bytes:
     return png(fig)
 
 
-def _fmt(v: float) -> str:
-    return f"{v:.4g}"
+def _fmt(v: float | None) -> str:
+    """Four significant digits; "–" for no value (the CI of one seed)."""
+    return "–" if v is None or v != v else f"{v:.4g}"
