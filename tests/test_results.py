@@ -151,7 +151,8 @@ def test_a_packet_log_selection_keeps_the_same_rows_and_the_same_metrics() -> No
     ({"packets": "all", "sample_every": 3}, "output.sample_every", 'only with packets = "sampled"'),
     ({"packets": "sampled", "sample_every": 0}, "output.sample_every", "at least 1"),
     ({"flows": ["video", "nope"]}, "output.flows[1]", "no flow named 'nope'"),
-    ({"packets": "some"}, "output.packets", ""),
+    ({"packets": "some"}, "output.packets", 'invalid value: string "some", expected "all", "none", "sampled", true or false'),
+    ({"packets": 5}, "output.packets", 'expected "all", "none", "sampled", true or false'),
 ])
 def test_bad_output_options_name_their_key(output: dict, where: str, message: str) -> None:
     with pytest.raises(lasthop.ScenarioError) as e:

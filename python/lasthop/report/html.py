@@ -251,7 +251,7 @@ def page(title: str, runs: Sequence[Run], series: Sequence[RunSeries], flows: Se
                          f"<figcaption><b>{escape(run.label)}</b>: per-{_bin(s)} latency (p50 solid, p99 dashed), "
                          "throughput, and the largest number of packets in each layer's queues (summed over nodes; "
                          "packets dropped inside a queue are left out, as their leave time is not logged). "
-                         "The grey band is the warm-up.</figcaption></figure>")
+                         f"The grey band is the warm-up.{_partial_log(run)}</figcaption></figure>")
         else:
             parts.append(f'<p class="meta">{escape(run.label)}: no packet log.</p>')
     parts.append("<h2>Latency breakdown</h2>")
@@ -265,6 +265,20 @@ def page(title: str, runs: Sequence[Run], series: Sequence[RunSeries], flows: Se
         parts.append(breakdown_table(runs, series, flows))
     parts.append("</body></html>\n")
     return "\n".join(parts)
+
+
+def _partial_log(run: Run) -> str:
+    """A warning for a run that logged only some packets (``output``): the series count those."""
+    out = (run.summary.get("scenario") or {}).get("output") or {}
+    parts = []
+    if out.get("packets") == "sampled":
+        n = int(out.get("sample_every") or 10)
+        parts.append(f"one packet in {n} was logged, so throughput and queue counts are of those (about 1/{n} "
+                     "of the real ones); latencies are a sample")
+    if out.get("flows"):
+        parts.append("only " + ", ".join(map(str, out["flows"])) + " were logged, so the queues' counts leave out "
+                     "the other flows' packets")
+    return f" <b>Partial packet log</b>: {'; '.join(parts)} (the flows table's metrics are of every packet)." if parts else ""
 
 
 def _bin(s: RunSeries) -> str:

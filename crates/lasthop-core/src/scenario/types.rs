@@ -475,11 +475,37 @@ pub struct OutputOptions {
 
 
 /// `output.packets`: a mode, or `true`/`false` for `"all"`/`"none"`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum PacketsSetting {
     Flag(bool),
     Mode(PacketsMode),
+}
+
+/// By hand, so that a wrong value is told what the right ones are (serde's untagged enums say only
+/// that nothing matched).
+impl<'de> Deserialize<'de> for PacketsSetting {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Setting;
+        impl serde::de::Visitor<'_> for Setting {
+            type Value = PacketsSetting;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(r#""all", "none", "sampled", true or false"#)
+            }
+            fn visit_bool<E: serde::de::Error>(self, b: bool) -> Result<PacketsSetting, E> {
+                Ok(PacketsSetting::Flag(b))
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<PacketsSetting, E> {
+                match s {
+                    "all" => Ok(PacketsSetting::Mode(PacketsMode::All)),
+                    "none" => Ok(PacketsSetting::Mode(PacketsMode::None)),
+                    "sampled" => Ok(PacketsSetting::Mode(PacketsMode::Sampled)),
+                    _ => Err(E::invalid_value(serde::de::Unexpected::Str(s), &self)),
+                }
+            }
+        }
+        d.deserialize_any(Setting)
+    }
 }
 
 impl Default for PacketsSetting {
