@@ -203,6 +203,15 @@ def test_lastpq_needs_the_linux_path(tmp_path: Path) -> None:
 def test_the_quick_experiments_show_each_mechanism_acting(tmp_path: Path) -> None:
     static = run_experiment("lastpq-static", quick=True)
     by = {r["variant"]: r for r in static["rows"]}
+    # Spec §17.4's rows against ours, each with its criterion and verdict, in the JSON and on the page.
+    checks = {(c["row"], c["metric"]): c for c in static["checks"]}
+    assert {r for r, _ in checks} == {"L10", "L11", "L12"}
+    assert checks[("L10", "LAST-PQ max VR p95 (ms)")]["met"] is (by["lastpq"]["vr_p95_ms"] <= 21.0)
+    assert checks[("L12", "LAST-PQ lowest VR rate (Mbit/s)")]["lasthop"] == by["lastpq"]["vr_mbps"]
+    from lasthop.report.experiment import write_experiment_report
+
+    page = write_experiment_report(static, tmp_path / "static").read_text()
+    assert "Against the paper" in page and "L11" in page and ("✓ met" in page or "✗ not met" in page)
     assert by["lastpq"]["vr_mbps"] > 4 * by["linux"]["vr_mbps"]
     assert by["lastpq"]["vr_p95_ms"] < by["linux"]["vr_p95_ms"]
     edca_doc = run_experiment("lastpq-edca", quick=True)

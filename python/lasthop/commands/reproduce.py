@@ -46,9 +46,14 @@ def command(name: str, as_json: bool, seed: int, quick: bool, trace: Path | None
         click.echo(json.dumps(doc, sort_keys=True))
         return
     con = console()
-    con.print(rows_table(f"{name} · seed {seed}", doc["rows"]))
+    con.print(rows_table(f"{name} · seed {seed}" + (" · quick" if quick else ""), doc["rows"]))
+    if doc.get("checks"):
+        verdict = {True: "✓", False: "✗", None: "–"}
+        met = sum(c["met"] is True for c in doc["checks"])
+        con.print(rows_table(f"against the paper: {met} of {len(doc['checks'])} met",
+                             [{**c, "met": verdict[c["met"]]} for c in doc["checks"]]))
     for k, v in doc.items():
-        if k not in ("rows", "paper", "experiment", "figures", "runs"):
+        if k not in ("rows", "paper", "experiment", "figures", "runs", "checks", "seed", "quick"):
             con.print(f"{k.replace('_', ' ')}: {json.dumps(v, sort_keys=True)}")
     if "paper" in doc:
         con.print(f"paper: {json.dumps(doc['paper'], ensure_ascii=False, sort_keys=True)}")

@@ -160,6 +160,10 @@ BASELINE_CASES: dict[str, dict[str, Any]] = {
 }
 
 
+BASELINE_ROW = {"C0": "L1", "C1": "L2/L3", "C2": "L4/L5", "C3": "L6"}
+"""Spec §17.4's row of each baseline case."""
+
+
 def _plan_baselines(opts: Options) -> list[PlannedRun]:
     cases = ["C0/ultra", "C2/0tcp", "C2/3tcp"] if opts.quick else list(BASELINE_CASES)
     duration, warmup = (6.0, 2.0) if opts.quick else (22.0, 2.0)
@@ -181,7 +185,9 @@ def _reduce_baselines(done: list[Done]) -> dict[str, Any]:
             paper = BASELINE_PAPER.get(f"{case}/{metric}")
             rows.append({"case": case, "metric": metric, "lasthop": value, "paper": paper,
                          "ratio": value / paper if paper and value is not None else None})
-    return {"rows": rows, "paper": {"source": "LAST-PQ §III–IV, Figs. 1, 3–6 (stock Linux AP, fixed rates)",
+    checks = [check(BASELINE_ROW.get(r["case"].split("/")[0], "?"), f"{r['case']} {r['metric']}", r["lasthop"], r["paper"],
+                    "within ±30 %", _within(r["lasthop"], r["paper"])) for r in rows if r["paper"]]
+    return {"rows": rows, "checks": checks, "paper": {"source": "LAST-PQ §III–IV, Figs. 1, 3–6 (stock Linux AP, fixed rates)",
                                     "acceptance": "L1–L8 within ±30 % and in the paper's order",
                                     "values": BASELINE_PAPER}}
 
@@ -242,7 +248,29 @@ def _reduce_mobility(done: list[Done]) -> dict[str, Any]:
                      "time_to_p95_under_20ms_s": float(under20[0] + 1) if under20.size else None,
                      "time_to_30fps_s": float(full[0] + 1) if full.size else None,
                      "seconds": int(sec.max() + 1) if sec.size else 0})
-    return {"rows": rows, "paper": MOBILITY_PAPER}
+    return {"rows": rows, "checks": _mobility_checks(rows), "paper": MOBILITY_PAPER}
+
+
+def _mobility_checks(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for r in rows:
+        i = 0 if r["walk"] == "M1→M8" else 1
+        if r["variant"] == "linux":
+            paper = MOBILITY_PAPER["L13_linux"]
+            out.append(check("L13", f"{r['walk']} Linux mean FPS", r["mean_fps"], paper["mean_fps"][i], "within ±30 %",
+                             _within(r["mean_fps"], paper["mean_fps"][i])))
+            out.append(check("L13", f"{r['walk']} Linux share of 1-s p95 > 60 ms", r["share_of_p95_over_60ms"],
+                             paper["share_of_p95_over_60ms"], "within ±30 %",
+                             _within(r["share_of_p95_over_60ms"], paper["share_of_p95_over_60ms"])))
+        else:
+            t = r["time_to_p95_under_20ms_s"]
+            out.append(check("L14", f"{r['walk']} LAST-PQ time to p95 < 20 ms (s)", t,
+                             MOBILITY_PAPER["L14_lastpq"]["time_to_p95_under_20ms_s"][i], "within 1 s of the paper's",
+                             t is not None and t <= MOBILITY_PAPER["L14_lastpq"]["time_to_p95_under_20ms_s"][i] + 1.0))
+            paper_fps = MOBILITY_PAPER["L15_lastpq"]["mean_fps"][i]
+            out.append(check("L15", f"{r['walk']} LAST-PQ mean FPS", r["mean_fps"], paper_fps, "within ±30 %",
+                             _within(r["mean_fps"], paper_fps)))
+    return out
 
 
 # ---- EDCA cases: everything in AC_VI (C4, E4a, E4b; spec §17.3, L7, L16, L17, LP5) ------------------
@@ -324,7 +352,51 @@ def _reduce_edca(done: list[Done]) -> dict[str, Any]:
     shape = {"vr_p95_ms": c5,
              "worse_with_flows": worse([(f"C5/0F{c}C", f"C5/3F{c}C") for c in (3, 4)]),
              "worse_with_clients": worse([(f"C5/{f}F3C", f"C5/{f}F4C") for f in (0, 3)])}
-    return {"rows": rows, "C5_shape": shape, "paper": EDCA_PAPER}
+    return {"rows": rows, "C5_shape": shape, "checks": _edca_checks(rows, shape["worse_with_flows"], shape["worse_with_clients"]),
+            "paper": EDCA_PAPER}
+
+
+def _edca_checks(rows: list[dict[str, Any]], flows: Any, clients: Any) -> list[dict[str, Any]]:
+    at = {(r["case"], r["variant"], r["flow"]): r for r in rows}
+    out = []
+    for i, vr in enumerate(("vr1", "vr2")):
+        r = at.get(("C4", "linux", vr))
+        if r:
+            paper = EDCA_PAPER["L7_C4_linux"]["vr_p95_ms"][i]
+            out.append(check("L7", f"C4 {vr} p95 (ms)", r["p95_ms"], paper, "within ±30 %", _within(r["p95_ms"], paper)))
+    tcp = [r["p95_ms"] for (case, v, f), r in at.items() if case == "C4" and f.startswith("t")]
+    if tcp:
+        out.append(check("L7", "C4 worst TCP p95 (ms)", max(tcp), "all < 20", "< 20 ms", max(tcp) < 20.0))
+    for i, vr in enumerate(("vr1", "vr2")):
+        r = at.get(("E4b", "lastpq", vr))
+        if r:
+            out.append(check("L16", f"E4b {vr} p95 (ms)", r["p95_ms"], EDCA_PAPER["L16_E4b_lastpq"]["vr_p95_ms"][i],
+                             "≤ demand + 1 ms (21)", r["p95_ms"] is not None and r["p95_ms"] <= 21.0))
+    tcp = [r["p95_ms"] for (case, v, f), r in at.items() if case == "E4b" and f.startswith("t")]
+    if tcp:
+        out.append(check("L16", "E4b worst TCP p95 (ms)", max(tcp), EDCA_PAPER["L16_E4b_lastpq"]["tcp_p95_ms"],
+                         "≤ demand + 1 ms (31)", max(tcp) <= 31.0))
+    r = at.get(("E4a", "lastpq", "vr"))
+    if r:
+        out.append(check("L17", "E4a VR p95 (ms)", r["p95_ms"], "met", "≤ demand + 1 ms (21)",
+                         r["p95_ms"] is not None and r["p95_ms"] <= 21.0))
+    said = {True: "yes", False: "no", None: "not run"}
+    out.append(check("L8", "C5 VR p95 worse with more flows / with more clients",
+                     f"{said[flows]} / {said[clients]}", "worse / worse", "both hold",
+                     None if flows is None or clients is None else bool(flows and clients)))
+    return out
+
+
+def check(row: str, metric: str, ours: Any, paper: Any, criterion: str, met: bool | None) -> dict[str, Any]:
+    """One row of spec §17.4 against ours, with its acceptance criterion and whether it holds (None:
+    nothing to compare)."""
+    return {"row": row, "metric": metric, "lasthop": ours, "paper": paper, "criterion": criterion,
+            "met": None if ours is None or met is None else bool(met)}
+
+
+def _within(ours: float | None, paper: float, rel: float = 0.3) -> bool | None:
+    """Whether ``ours`` is within ±``rel`` of ``paper``."""
+    return None if ours is None else abs(ours / paper - 1.0) <= rel
 
 
 def _flow(done: Done, name: str) -> dict[str, Any]:
@@ -365,7 +437,22 @@ def _reduce_static(done: list[Done]) -> dict[str, Any]:
         "cells_meeting_demand": sum((r["vr_p95_ms"] or 1e9) <= DEMAND_MS + 1.0 for r in by["lastpq"]),
         "cells": len(by["lastpq"]),
     }
-    return {"rows": rows, "summary": summary, "paper": PAPER["static"]}
+    paper = PAPER["static"]
+    lo = summary["vr_mbps_range"]
+    checks = [
+        check("L10", "Linux max VR p95 (ms)", worst["linux"], paper["L10_max_vr_p95_ms"]["linux"], "within ±30 %",
+              _within(worst["linux"], paper["L10_max_vr_p95_ms"]["linux"])),
+        check("L10", "LAST-PQ max VR p95 (ms)", worst["lastpq"], paper["L10_max_vr_p95_ms"]["lastpq"],
+              f"≤ demand + 1 ms ({DEMAND_MS + 1:g})", worst["lastpq"] <= DEMAND_MS + 1.0),
+        check("L11", "reduction of the max p95", summary["reduction"], paper["L11_reduction"], "within ±30 %",
+              _within(summary["reduction"], paper["L11_reduction"])),
+        check("L12", "LAST-PQ lowest VR rate (Mbit/s)", lo["lastpq"][0], paper["L12_vr_throughput_mbps"]["lastpq"],
+              "≥ 0.95 × 45", lo["lastpq"][0] >= 0.95 * 45.0),
+        check("L12", "Linux VR rates (Mbit/s)", lo["linux"], paper["L12_vr_throughput_mbps"]["linux"],
+              "within the paper's range ±30 %", lo["linux"][0] >= 0.7 * paper["L12_vr_throughput_mbps"]["linux"][0]
+              and lo["linux"][1] <= 1.3 * paper["L12_vr_throughput_mbps"]["linux"][1]),
+    ]
+    return {"rows": rows, "summary": summary, "checks": checks, "paper": paper}
 
 
 def _plan_runtime(opts: Options) -> list[PlannedRun]:
@@ -401,7 +488,10 @@ def _reduce_runtime(done: list[Done]) -> dict[str, Any]:
                          "windows_above_demand": float((w["p_ms"] > ms).mean()) if len(w) else None,
                          "vr_mbps": _flow(d, "vr")["goodput_mbps"],
                          **(settling(lat, win, lo, ms) if i else dict.fromkeys(SETTLING_KEYS))})
-    return {"rows": rows, "paper": PAPER["runtime"]}
+    checks = [check("LP4", f"{r['location']} → {r['demand_ms']:g} ms: share of the second's windows in band",
+                    r["windows_in_band_first_s"], "in band within 1 s", "≥ 0.8", r["lp4"])
+              for r in rows if r["demand_ms"] < 25.0]
+    return {"rows": rows, "checks": checks, "paper": PAPER["runtime"]}
 
 
 def in_band(win: pd.DataFrame, demand_ms: float) -> float | None:

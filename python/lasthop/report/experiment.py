@@ -34,6 +34,8 @@ def write_experiment_report(doc: Mapping[str, Any], out: Path) -> Path:
     if "seed" in doc:
         what = "the --quick variant (short runs, one seed: a smoke test, not the result)" if doc.get("quick") else "the full experiment"
         parts.append(f"<p>Seed {html.escape(str(doc['seed']))}; {what}.</p>")
+    if doc.get("checks"):
+        parts.append("<h2>Against the paper</h2>" + _checks(doc["checks"]))
     if "paper" in doc:
         parts.append("<h2>What the paper (or the spec) says</h2>" + _dl(doc["paper"]))
     if "summary" in doc and not _per_variant(doc):
@@ -76,6 +78,23 @@ def _dl(obj: Any) -> str:
     items = "".join(f"<dt><b>{html.escape(str(k))}</b></dt><dd>{html.escape(v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=str))}</dd>"
                     for k, v in obj.items())
     return f"<dl>{items}</dl>"
+
+
+def _checks(checks: list[Mapping[str, Any]]) -> str:
+    """The rows of the paper each compared with ours: its number, the criterion and whether it holds."""
+    def cell(v: Any) -> str:
+        if isinstance(v, float):
+            return f"{v:.4g}"
+        if isinstance(v, list):
+            return " / ".join(cell(x) for x in v)
+        return "–" if v is None else html.escape(str(v))
+    verdict = {True: "✓ met", False: "✗ not met", None: "–"}
+    body = "".join(f"<tr><td>{cell(c['row'])}</td><td>{cell(c['metric'])}</td><td>{cell(c['lasthop'])}</td>"
+                   f"<td>{cell(c['paper'])}</td><td>{cell(c['criterion'])}</td><td>{verdict[c['met']]}</td></tr>"
+                   for c in checks)
+    met = sum(c["met"] is True for c in checks)
+    return (f"<p>{met} of {len(checks)} met.</p><table><tr><th>row</th><th>metric</th><th>lasthop</th>"
+            f"<th>paper</th><th>criterion</th><th>verdict</th></tr>{body}</table>")
 
 
 def _bars(summary: Mapping[str, Mapping[str, Mapping[str, Any]]], metric: str) -> bytes:
