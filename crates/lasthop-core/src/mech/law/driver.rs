@@ -226,7 +226,7 @@ impl LawDriver {
         if front {
             s.push_hw_front(now, li, ac, psdu);
         } else {
-            s.hand_to_hw(now, li, ac, psdu);
+            s.hand_to_hw(now, li, ac, psdu, false);
         }
         self.mark_head(s, ac, now, out);
     }

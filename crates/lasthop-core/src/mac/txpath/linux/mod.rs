@@ -342,7 +342,7 @@ impl LinuxPath {
             if let Some(li) = prio {
                 // Served ahead of the scheduler; the TXQ keeps its place in the scheduler's lists.
                 match self.form(now, li, ac, true, out) {
-                    Some(psdu) => self.hand_to_hw(now, li, ac, psdu),
+                    Some(psdu) => self.hand_to_hw(now, li, ac, psdu, true),
                     None => refused = Some(li),
                 }
                 continue;
@@ -350,7 +350,7 @@ impl LinuxPath {
             let Some(li) = self.afs[ac].next_txq(now) else { break };
             match self.form(now, li, ac, false, out) {
                 Some(psdu) => {
-                    self.hand_to_hw(now, li, ac, psdu);
+                    self.hand_to_hw(now, li, ac, psdu, false);
                     let more = self.txq_has_frames(li, ac);
                     self.afs[ac].return_txq(li, more);
                 }

@@ -139,11 +139,12 @@ impl LinuxPath {
     }
 
     /// A formed PSDU of TXQ (`li`, `ac`) takes its place in the hardware queue's depth, and enters the
-    /// hardware queue now or waits in the gate.
-    pub fn hand_to_hw(&mut self, now: SimTime, li: usize, ac: usize, psdu: Psdu) {
+    /// hardware queue now or waits in the gate. One formed on a driver policy's priority path
+    /// (`priority`: LAST-PQ's) waits as an explicitly tagged one does, released first (spec §17.6).
+    pub fn hand_to_hw(&mut self, now: SimTime, li: usize, ac: usize, psdu: Psdu, priority: bool) {
         self.count_in_hw(&psdu);
         if self.holds_psdus() {
-            let tagged = self.gate.as_ref().is_some_and(|g| psdu.mpdus.iter().any(|m| g.explicit_tag(&m.pkt)));
+            let tagged = priority || self.gate.as_ref().is_some_and(|g| psdu.mpdus.iter().any(|m| g.explicit_tag(&m.pkt)));
             self.held.push(li, psdu, tagged);
             self.release_held_for(now, ac);
         } else {

@@ -271,6 +271,43 @@ fn the_psdu_release_point_holds_formed_psdus_and_releases_by_priority() {
     assert_eq!(gate.stats(), serde_json::json!(3));
 }
 
+/// A policy that serves TXQ 1 on the priority path from `from` on.
+#[derive(Debug)]
+struct PrioritizeTxq1 {
+    from: SimTime,
+}
+
+impl DriverPolicy for PrioritizeTxq1 {
+    fn priority_txq(&mut self, now: SimTime, _ac: usize, _view: &dyn crate::mac::txpath::driver::DriverView) -> Option<usize> {
+        (now >= self.from).then_some(1)
+    }
+    fn stats(&self) -> serde_json::Value {
+        serde_json::Value::Null
+    }
+}
+
+/// Spec §17.6: with a gate that holds formed PSDUs, one formed on the driver policy's priority path
+/// (LAST-PQ's) is released first, as an explicitly tagged one is, even after a normal PSDU of its AC
+/// formed earlier; untagged, they would leave in formation order.
+#[test]
+fn a_psdu_formed_on_the_priority_path_leaves_the_gate_first() {
+    let mut p = LinuxPath::new(params(2), &mut Rng::derive(1, "fq"));
+    let txv = TxVector::ht(7, ChannelWidth::Mhz20, GuardInterval::Ns800).unwrap();
+    p.add_link(0, txv, None);
+    p.add_link(1, txv, None);
+    let t = SimTime::from_us;
+    p.set_release_gate(Box::new(Turnstile { opens: vec![t(1000), t(2000)], released: Vec::new() }));
+    p.set_driver_policy(Box::new(PrioritizeTxq1 { from: t(100) }));
+    let mut io = Io::new();
+    let be = AccessCategory::Be as usize;
+    io.enqueue(&mut p, t(0), 0, be, pkt(0));
+    io.enqueue(&mut p, t(200), 1, be, pkt(1));
+    assert_eq!(p.held.len(), 2, "both PSDUs wait in the shut gate, station 0's formed first");
+    p.on_wakeup(t(1000), &mut io.out());
+    let first = p.head(t(1000), be, None, &mut io.out()).unwrap();
+    assert_eq!(first.link, 1, "the priority path's PSDU leaves first");
+}
+
 /// The hardware's time limit on the stock path (Law's Limit_h, generic): the head PSDU of an AC carries
 /// the deadline from the moment it became the head; one that expires before its first attempt leaves
 /// unsent (no attempt, no `hw_head` stamp, nothing told to the rate controller), and the driver retries
