@@ -160,7 +160,7 @@ def test_a_demand_changed_by_a_command_or_by_the_api_takes_effect_from_then_on()
     ({"demand_ms": {"vr": float("nan")}}, "set.demand_ms.vr: must be a finite number, got nan"),
     ({"demand_ms": {"vr": 1.5}}, "set.demand_ms.vr: 1.5 ms leaves no band"),
     ({"percentile": {"vr": 120}}, "set.percentile.vr: must be in (0, 100]"),
-    ({"demand_ms": 15}, "set.demand_ms: must be a table of flow name = value"),
+    ({"demand_ms": 15}, "set.demand_ms: must be a non-empty table of flow name = value"),
     ({"limit_q_ms": 15}, "set.limit_q_ms: unknown key; this target takes demand_ms, percentile"),
 ])
 def test_bad_demands_are_refused_with_their_path(set_: dict[str, Any], msg: str) -> None:

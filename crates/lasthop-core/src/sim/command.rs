@@ -75,7 +75,7 @@ fn positive(set: &Map<String, Value>, key: &str) -> Result<Option<f64>, Refusal>
 
 /// Resolves `target` with `set` against the scenario.
 pub(crate) fn resolve(sc: &Scenario, target: &str, set: &Map<String, Value>) -> Result<Target, Refusal> {
-    let unknown = || (None, format!("unknown target '{target}': use flows.<name>, stations.<name> or aps.<name>.<mechanism>"));
+    let unknown = || (None, format!("unknown target '{target}': use flows.<name>, stations.<name>, aps.<name>.<mechanism> or aps.<name>.hw"));
     let (kind, rest) = target.split_once('.').ok_or_else(unknown)?;
     match kind {
         "flows" => resolve_flow(sc, rest, set),
@@ -100,7 +100,12 @@ fn resolve_flow(sc: &Scenario, name: &str, set: &Map<String, Value>) -> Result<T
 }
 
 fn resolve_station(sc: &Scenario, name: &str, set: &Map<String, Value>) -> Result<Target, Refusal> {
-    let Some(si) = sc.stations.iter().position(|s| s.name == name) else { return Err((None, format!("no station named '{name}'"))) };
+    let Some(si) = sc.stations.iter().position(|s| s.name == name) else {
+        if let Some((st, _)) = name.split_once('.').filter(|(st, _)| sc.stations.iter().any(|s| s.name == *st)) {
+            return Err((None, format!("a station's target is stations.{st} (its snr_db); mechanisms are commanded at their AP, aps.<name>.<mechanism>")));
+        }
+        return Err((None, format!("no station named '{name}'")));
+    };
     let Some(ai) = sc.find_ap_of(&sc.stations[si]) else { return Err((None, format!("station '{name}' has no AP"))) };
     if !matches!(sc.aps[ai].last_hop, LastHop::Wifi(_)) {
         return Err((None, format!("station '{name}' has no radio channel (its AP's last hop is not `wifi`)")));
@@ -112,7 +117,13 @@ fn resolve_station(sc: &Scenario, name: &str, set: &Map<String, Value>) -> Resul
 
 fn resolve_ap(sc: &Scenario, rest: &str, set: &Map<String, Value>) -> Result<Target, Refusal> {
     let Some((name, mech)) = rest.rsplit_once('.') else { return Err((None, format!("use aps.{rest}.<mechanism>"))) };
-    let Some(ai) = sc.aps.iter().position(|a| a.name == name) else { return Err((None, format!("no access point named '{name}'"))) };
+    let Some(ai) = sc.aps.iter().position(|a| a.name == name) else {
+        if let Some((ap, more)) = rest.split_once('.').filter(|(ap, _)| sc.aps.iter().any(|a| a.name == *ap)) {
+            let mech = more.split('.').next().unwrap_or(more);
+            return Err((None, format!("a target ends at the mechanism, aps.{ap}.{mech}; what it changes goes in `set` (e.g. demand_ms = {{ <flow> = 20 }})")));
+        }
+        return Err((None, format!("no access point named '{name}'")));
+    };
     if mech == "hw" {
         return resolve_hw(sc, ai, set);
     }
@@ -160,7 +171,7 @@ fn resolve_demands(p: &crate::mech::lastpq::LastPqParams, set: &Map<String, Valu
     let value = |key: &str, name: &str| set.get(key).and_then(|t| t.get(name)).and_then(Value::as_f64);
     for (key, v) in set {
         let Some(table) = v.as_object().filter(|t| !t.is_empty()) else {
-            return Err((Some(key.clone()), format!("must be a table of flow name = value, e.g. {key} = {{ vr = 15 }}, got {v}")));
+            return Err((Some(key.clone()), format!("must be a non-empty table of flow name = value, e.g. {key} = {{ vr = 15 }}, got {v}")));
         };
         for (name, x) in table {
             let at = |field: &str| Some(format!("{field}.{name}"));

@@ -241,8 +241,14 @@ fn commands_are_checked_against_the_scenario() {
     assert_eq!((loc.as_str(), msg.as_str()), ("commands[0].set.window", "mechanism `zhuge` takes no run-time commands"));
     let (loc, msg) = err("at_s = 1\ntarget = \"aps.ap.law\"\nset = { limit_q_ms = 5 }");
     assert_eq!((loc.as_str(), msg.as_str()), ("commands[0].target", "access point 'ap' runs no mechanism `law`"));
-    let (loc, _) = err("at_s = 1\ntarget = \"video\"\nset = {}");
+    let (loc, msg) = err("at_s = 1\ntarget = \"video\"\nset = {}");
     assert_eq!(loc, "commands[0].target");
+    assert!(msg.ends_with("use flows.<name>, stations.<name>, aps.<name>.<mechanism> or aps.<name>.hw"), "{msg}");
+    // A path one step too deep names the target it meant.
+    let (_, msg) = err("at_s = 1\ntarget = \"aps.ap.law.video\"\nset = { limit_q_ms = 5 }");
+    assert!(msg.starts_with("a target ends at the mechanism, aps.ap.law;"), "{msg}");
+    let (_, msg) = err("at_s = 1\ntarget = \"stations.sta0.qair\"\nset = { snr_db = 5 }");
+    assert!(msg.starts_with("a station's target is stations.sta0 (its snr_db)"), "{msg}");
     let mut s = Sim::new(&scenario(&home(CBR)), 3);
     let e = s.command("stations.sta0", serde_json::json!({ "snr_db": "high" }).as_object().unwrap()).unwrap_err();
     assert_eq!(e.to_string(), "set.snr_db: must be a number of dB in -30..=100, got \"high\"");
