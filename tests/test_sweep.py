@@ -147,6 +147,14 @@ def test_bad_specs_name_the_entry_and_run_nothing(tmp_path: Path, grid: dict, se
     assert r.returncode == 2 and where in r.stderr and "Traceback" not in r.stderr
 
 
+def test_a_bad_grid_value_is_one_error_at_its_entry(tmp_path: Path) -> None:
+    spec = _spec(tmp_path, {"flows[0].rate_mbps": [5, -3], "flows[1].rate_mbps": [20, 30, 40]})
+    with pytest.raises(ScenarioError) as e:
+        lasthop.sweep(spec, tmp_path / "out")
+    (only,) = e.value.errors()  # one, not one per combination that holds it
+    assert only["msg"].startswith('at grid."flows[0].rate_mbps"[1]: must be a positive number'), only
+
+
 def test_the_python_api_refuses_what_the_spec_would_and_warns_of_failed_points(tmp_path: Path) -> None:
     from lasthop.errors import LasthopError
     from lasthop.sweeps import SweepResult, plan as plan_points

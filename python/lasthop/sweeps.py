@@ -171,6 +171,7 @@ def plan(spec: SweepSpec) -> list[Point]:
     _check_shape(spec)
     data, base_dir, shown = _read_document(spec.scenario)
     keys = list(spec.grid)
+    paths = {k: tuple(_variants.parse_path(k)) for k in keys if k != VARIANT_KEY}
     problems: list[Any] = []
     points: list[Point] = []
     for combo in itertools.product(*(list(enumerate(spec.grid[k])) for k in keys)):
@@ -178,8 +179,14 @@ def plan(spec: SweepSpec) -> list[Point]:
         try:
             sc = _point_scenario(data, base_dir, shown, params)
         except ScenarioError as e:
-            where = ", ".join(f'grid."{k}"[{i}]' for k, (i, _) in zip(keys, combo))
-            problems += [dict(d, msg=f"at {where}: {d['msg']}") for d in e.errors()]
+            for d in e.errors():
+                # The grid entry that set the faulty key, if one did (then once, not per combination).
+                loc = tuple(d.get("loc") or ())
+                culprit = [(k, i) for k, (i, _) in zip(keys, combo) if k in paths and loc[:len(paths[k])] == paths[k]]
+                where = ", ".join(f'grid."{k}"[{i}]' for k, i in (culprit or [(k, i) for k, (i, _) in zip(keys, combo)]))
+                problem = dict(d, msg=f"at {where}: {d['msg']}")
+                if problem not in problems:
+                    problems.append(problem)
             continue
         first = int(sc.to_dict().get("seed", 1))
         seeds = spec.seeds if isinstance(spec.seeds, list) else list(range(first, first + spec.seeds))
