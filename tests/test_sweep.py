@@ -100,6 +100,14 @@ def test_the_ray_backend_gives_the_local_runs(tmp_path: Path) -> None:
     assert ray.table.equals(local.table)
 
 
+def test_an_unreachable_ray_cluster_is_an_error_not_a_wait(tmp_path: Path) -> None:
+    from lasthop.errors import LasthopError
+
+    spec = _spec(tmp_path, {})
+    with pytest.raises(LasthopError, match="cannot reach the Ray cluster at 127.0.0.1:1"):
+        lasthop.sweep(spec, tmp_path / "out", backend="ray", address="127.0.0.1:1")
+
+
 def test_print_command_reproduces_a_point_byte_for_byte(tmp_path: Path) -> None:
     spec = _spec(tmp_path, {"variant": ["codel"], "flows[0].rate_mbps": [7.5]}, seeds=[9])
     res = lasthop.sweep(spec, tmp_path / "out")

@@ -37,6 +37,20 @@ def run_batch(items: list[tuple[str, Any]]) -> list[tuple[str, str, str, bool, f
     return out
 
 
+def _check_reachable(address: str, timeout_s: float = 5.0) -> None:
+    """A cluster address of the form [ray://]host:port must accept a connection within ``timeout_s``:
+    Ray itself retries an unreachable one for minutes, silently."""
+    import socket
+
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not port.isdigit():
+        return  # "auto", "local" and the like: Ray's to resolve
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
+    except OSError as e:
+        raise LasthopError(f"cannot reach the Ray cluster at {address}: {e.strerror or e}") from None
+
+
 def run_ray(res: SweepResult, todo: list[Point], address: str | None, batch: int | None,
             notify: Callable[[Point, str, float], None]) -> None:
     """Runs ``todo`` on Ray (the cluster at ``address``, else a local instance) in batches."""
@@ -47,6 +61,8 @@ def run_ray(res: SweepResult, todo: list[Point], address: str | None, batch: int
     except ImportError:
         raise LasthopError("the ray backend needs Ray: pip install 'lasthop[ray]' (or pip install ray)") from None
     started = not ray.is_initialized()
+    if started and address:
+        _check_reachable(address)
     if started:
         ray.init(address=address, include_dashboard=False, log_to_driver=False,
                  runtime_env=None, logging_level=logging.ERROR, configure_logging=True)

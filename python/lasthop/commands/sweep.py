@@ -70,8 +70,10 @@ def command(ctx: click.Context, spec: Path, out: Path | None, jobs: int, backend
         res = sweep(sp, root, jobs=jobs, backend=backend, address=address, batch=batch, on_done=done,
                     on_plan=progress.plan)
     except KeyboardInterrupt:
-        click.echo(f"lasthop: stopped; finished points are complete in {root}/runs and gathered in "
-                   f"{root}/results.parquet; run the same command again to resume", err=True)
+        gathered = (root / "results.parquet").is_file()
+        click.echo(f"lasthop: stopped; finished points are complete in {root}/runs"
+                   + (f" and gathered in {root}/results.parquet" if gathered else " (not gathered yet)")
+                   + "; run the same command again to resume", err=True)
         raise
     if as_json:
         doc = {"out": str(res.out), "ran": res.ran, "reused": res.reused, "failed": res.failed,
