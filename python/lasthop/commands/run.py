@@ -76,7 +76,8 @@ def _check_writable(out: Path) -> None:
               help="Print the summary as one JSON document on stdout, and nothing else.")
 def command(scenario: Path, seed: int | None, out: Path | None, variant: str | None, sets: tuple[str, ...],
             trace: Path | None, pcap: bool, as_json: bool) -> None:
-    """Run SCENARIO and write packets.parquet, flows.parquet and summary.json to the run directory."""
+    """Run SCENARIO and write its run directory (packets, flows, rtt, frames and tx tables as Parquet,
+    summary.json last)."""
     sc = Scenario.load(scenario, variant=variant)
     if sets:
         sc = sc.with_set(dict(parse_set(s) for s in sets))

@@ -467,6 +467,7 @@ pub struct OutputOptions {
     /// With `packets = "sampled"`: keep one packet in this many, per flow (its first, then every n-th;
     /// default 10).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
     pub sample_every: Option<u32>,
     /// Only these flows' packets get rows (default: every flow).
     #[serde(default, skip_serializing_if = "Option::is_none")]
