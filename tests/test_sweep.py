@@ -100,6 +100,14 @@ def test_the_ray_backend_gives_the_local_runs(tmp_path: Path) -> None:
     assert ray.table.equals(local.table)
 
 
+def test_backend_options_belong_to_their_backend(tmp_path: Path) -> None:
+    spec = _spec(tmp_path, {})
+    for args, msg in ((["--address", "x:1"], "--address and --batch are the ray backend's"),
+                      (["--backend", "ray", "--jobs", "2"], "--jobs sizes the local pool")):
+        r = lasthop_cli("sweep", spec, *args, cwd=tmp_path)
+        assert r.returncode == 2 and msg in r.stderr, r.stderr
+
+
 def test_an_unreachable_ray_cluster_is_an_error_not_a_wait(tmp_path: Path) -> None:
     from lasthop.errors import LasthopError
 

@@ -42,6 +42,10 @@ def command(ctx: click.Context, spec: Path, out: Path | None, jobs: int, backend
     from lasthop.commands._display import RunProgress
     from lasthop.sweeps import load_spec, plan, point_command, sweep
 
+    if backend == "local" and (address is not None or batch is not None):
+        raise click.UsageError("--address and --batch are the ray backend's (add --backend ray)")
+    if backend == "ray" and ctx.get_parameter_source("jobs") is click.core.ParameterSource.COMMANDLINE:
+        raise click.UsageError("--jobs sizes the local pool; on Ray every CPU of the cluster takes runs (--batch per task)")
     sp = load_spec(spec)
     root = out or Path("runs") / f"sweep-{spec.stem}"
     if print_point is not None or list_points:
