@@ -58,6 +58,24 @@ def test_a_command_changes_a_flow_from_now_on_as_a_scenario_command_does() -> No
     assert after.diff().dropna().eq(4_800_000).all()
 
 
+@pytest.mark.parametrize("at_s", [0.0, 0.96, 1.5])
+def test_a_stepped_command_is_the_scripted_one_to_the_event_digest(at_s: float) -> None:
+    """A command given to a stepped run acts after every event due then, as a scenario's command acts
+    after every other event of its instant, even where they coincide (at 0 s with the start events, at
+    0.96 s with the video's 1000th packet, 0.96 ms apart); the summary records it, so its scenario
+    reproduces the run."""
+    d = small_scenario()
+    sim = lasthop.Sim(d, seed=5)
+    sim.advance_to(at_s)
+    sim.command("flows.video", rate_mbps=2)
+    sim.advance_to(sim.end_s)
+    stepped = sim.finish()
+    scripted = lasthop.run({**d, "commands": [{"at_s": at_s, "target": "flows.video", "set": {"rate_mbps": 2}}]}, seed=5)
+    again = lasthop.run(stepped.scenario, seed=5)
+    digests = {r.summary["event_digest"] for r in (stepped, scripted, again)}
+    assert len(digests) == 1 and stepped.summary["events"] == scripted.summary["events"]
+
+
 def test_bad_commands_name_what_is_wrong() -> None:
     sim = lasthop.Sim(small_scenario())
     with pytest.raises(ValueError, match="no flow named 'nope'"):

@@ -108,6 +108,7 @@ def test_backend_options_belong_to_their_backend(tmp_path: Path) -> None:
         assert r.returncode == 2 and msg in r.stderr, r.stderr
 
 
+@pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="Ray is an optional extra: pip install 'lasthop[ray]'")
 def test_an_unreachable_ray_cluster_is_an_error_not_a_wait(tmp_path: Path) -> None:
     from lasthop.errors import LasthopError
 
@@ -186,6 +187,10 @@ def test_the_python_api_refuses_what_the_spec_would_and_warns_of_failed_points(t
         lasthop.sweep(spec, tmp_path / "s", seeds=3)
     with pytest.raises(LasthopError, match="unknown backend 'dask'"):
         lasthop.sweep(spec, tmp_path / "b", backend="dask")
+    with pytest.raises(LasthopError, match="address= and batch= are the ray backend's"):
+        lasthop.sweep(spec, tmp_path / "b", address="x:1")
+    with pytest.raises(LasthopError, match="jobs= sizes the local pool"):
+        lasthop.sweep(spec, tmp_path / "b", backend="ray", jobs=2)
     assert not any((tmp_path / d).exists() for d in ("g", "s", "b")), "nothing written for bad arguments"
     # A failing point warns (the CLI lists failures itself): here a point whose run directory is a file.
     points = plan_points(load_spec(spec))

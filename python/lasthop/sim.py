@@ -103,10 +103,10 @@ class Sim:
 
     def command(self, target: str, set: Mapping[str, Any] | None = None, **values: Any) -> None:
         """Applies a run-time command now, e.g. ``command("stations.laptop", snr_db=12)``. Raises
-        ``ValueError`` naming the target or key at fault. The result's scenario (``summary.json``)
-        records it as a ``commands`` entry at this time, after the scenario's own, so running that
-        scenario with the seed gives this run, to the event digest (unless another event falls on
-        the command's very nanosecond: a stepped command runs after every event due then)."""
+        ``ValueError`` naming the target or key at fault. It acts after every event due now (as a
+        scenario's ``commands`` entry acts after every other event of its instant). The result's
+        scenario (``summary.json``) records it as a ``commands`` entry at this time, after the
+        scenario's own, so running that scenario with the seed gives this run, to the event digest."""
         table = {**(set or {}), **values}
         _check_finite(table, "set")
         self._native.command(target, json.dumps(table))

@@ -182,7 +182,9 @@ def plan(spec: SweepSpec) -> list[Point]:
             for d in e.errors():
                 # The grid entry that set the faulty key, if one did (then once, not per combination).
                 loc = tuple(d.get("loc") or ())
-                culprit = [(k, i) for k, (i, _) in zip(keys, combo) if k in paths and loc[:len(paths[k])] == paths[k]]
+                culprit = [(k, i) for k, (i, _) in zip(keys, combo)
+                           if k in paths and loc and (loc[:len(paths[k])] == paths[k] or paths[k][:len(loc)] == loc)
+                           or k == VARIANT_KEY and (not loc or loc[0] == "variants")]
                 where = ", ".join(f'grid."{k}"[{i}]' for k, i in (culprit or [(k, i) for k, (i, _) in zip(keys, combo)]))
                 problem = dict(d, msg=f"at {where}: {d['msg']}")
                 if problem not in problems:
@@ -244,6 +246,12 @@ def sweep(spec: SweepSpec | str | os.PathLike[str], out: str | os.PathLike[str] 
     import the calling script: call ``sweep`` under ``if __name__ == "__main__":`` in a script."""
     if backend not in ("local", "ray"):
         raise LasthopError(f"unknown backend {backend!r} (local or ray)")
+    if backend == "local" and (address is not None or batch is not None):
+        raise LasthopError("address= and batch= are the ray backend's (backend='ray')")
+    if backend == "ray" and jobs != 1:
+        raise LasthopError("jobs= sizes the local pool; on Ray every CPU of the cluster takes runs (batch= per task)")
+    if isinstance(spec, SweepSpec) and (grid is not None or seeds is not None):
+        raise LasthopError("grid= and seeds= are for a scenario path; a SweepSpec has its own")
     if grid is not None and not isinstance(spec, SweepSpec):
         for k, v in grid.items():
             if isinstance(v, (str, bytes, Mapping)) or not isinstance(v, Sequence):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -70,11 +71,13 @@ def command(ctx: click.Context, spec: Path, out: Path | None, jobs: int, backend
     def done(p: Point, status: str, seconds: float) -> None:
         progress.done(f"{p.key} {p.label()} seed={p.seed}", status, seconds)
 
+    started = time.time()
     try:
         res = sweep(sp, root, jobs=jobs, backend=backend, address=address, batch=batch, on_done=done,
                     on_plan=progress.plan)
     except KeyboardInterrupt:
-        gathered = (root / "results.parquet").is_file()
+        results = root / "results.parquet"
+        gathered = results.is_file() and results.stat().st_mtime >= started
         click.echo(f"lasthop: stopped; finished points are complete in {root}/runs"
                    + (f" and gathered in {root}/results.parquet" if gathered else " (not gathered yet)")
                    + "; run the same command again to resume", err=True)

@@ -36,7 +36,7 @@ def _seeds(opts: Options) -> list[int]:
 
 def summarize(rows: list[dict[str, Any]], metrics: list[str]) -> dict[str, dict[str, dict[str, float | None]]]:
     """Per variant and metric: mean and the half-width of its 95 % confidence interval over the rows
-    (seeds; Student's t; 0 with one row; ``None`` without values)."""
+    (seeds; Student's t; ``None`` with one row or without values)."""
     out: dict[str, dict[str, dict[str, float | None]]] = {}
     for v in dict.fromkeys(r["variant"] for r in rows):
         out[v] = {}

@@ -194,7 +194,7 @@ def verdict_section(verdict: Mapping[str, Any]) -> str:
         head = "<tr><th>flow</th><th>metric</th><th>variant</th><th>n</th><th>mean ± 95 % CI</th></tr>"
         body = "".join(
             f"<tr><td>{escape(str(r['flow']))}</td><td>{escape(METRICS.get(r['metric'], (r['metric'],))[0])}</td>"
-            f"<td>{escape(str(r['variant']))}</td><td>{r['n']}</td><td>{fmt(r['mean'])} ± {fmt(r['ci95'])}</td></tr>"
+            f"<td>{escape(str(r['variant']))}</td><td>{r['n']}</td><td>{fmt(r['mean'])}{'' if r['ci95'] is None else ' ± ' + fmt(r['ci95'])}</td></tr>"
             for r in sorted(rows, key=lambda r: (str(r["flow"]), list(METRICS).index(r["metric"])
                                                  if r["metric"] in METRICS else 99)))
         parts.append(f"<table>{head}{body}</table>")

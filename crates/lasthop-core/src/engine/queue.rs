@@ -45,6 +45,8 @@ pub struct EventQueue<E> {
 }
 
 const FREE: u32 = u32::MAX;
+/// The sequence-number range of [`EventQueue::schedule_after_instant`].
+const LATE: u64 = 1 << 63;
 
 impl<E> Default for EventQueue<E> {
     fn default() -> Self {
@@ -102,6 +104,18 @@ impl<E> EventQueue<E> {
         self.heap.push(Entry { time, seq, slot });
         self.sift_up(self.heap.len() - 1);
         TimerId { slot, gen: self.slots[slot as usize].gen }
+    }
+
+    /// Schedules `event` at `time` after every other event of that instant, whenever scheduled (its
+    /// sequence number is in a range above all of theirs); such events keep their order among
+    /// themselves. For a run-time command, which must act once the instant's events have run, as a
+    /// command given to a stepped run does.
+    pub fn schedule_after_instant(&mut self, time: SimTime, event: E) -> TimerId {
+        let id = self.schedule(time, event);
+        let pos = self.slots[id.slot as usize].pos as usize;
+        self.heap[pos].seq |= LATE;
+        self.sift_down(pos, self.heap[pos]);
+        id
     }
 
     /// Whether `id` is still pending.

@@ -120,7 +120,8 @@ fn resolve_ap(sc: &Scenario, rest: &str, set: &Map<String, Value>) -> Result<Tar
     let Some(ai) = sc.aps.iter().position(|a| a.name == name) else {
         if let Some((ap, more)) = rest.split_once('.').filter(|(ap, _)| sc.aps.iter().any(|a| a.name == *ap)) {
             let mech = more.split('.').next().unwrap_or(more);
-            return Err((None, format!("a target ends at the mechanism, aps.{ap}.{mech}; what it changes goes in `set` (e.g. demand_ms = {{ <flow> = 20 }})")));
+            let example = if mech == "lastpq" { " (e.g. demand_ms = { <flow> = 20 })" } else { "" };
+            return Err((None, format!("a target ends at the mechanism, aps.{ap}.{mech}; what it changes goes in `set`{example}")));
         }
         return Err((None, format!("no access point named '{name}'")));
     };

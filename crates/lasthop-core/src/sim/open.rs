@@ -166,7 +166,7 @@ impl Sim {
         w.tap = tap;
         w.start();
         for (i, c) in scenario.commands.iter().enumerate() {
-            w.q.schedule(super::build::secs(c.at_s), super::world::Event::Command { idx: i as u32 });
+            w.q.schedule_after_instant(super::build::secs(c.at_s), super::world::Event::Command { idx: i as u32 });
         }
         Ok(Sim { w, scenario: scenario.clone(), twcc_seqs: Default::default(), twcc_feedback_seqs: Default::default(), stepped_commands: 0 })
     }
@@ -262,16 +262,16 @@ impl Sim {
         Ok(self.w.inject(f, pkt.size, pkt.dscp, hdr, payload, port.reverse).expect("an external flow's host takes injected packets"))
     }
 
-    /// Applies a run-time command now (after every event due now): `target` and `set` as in the
-    /// scenario's `commands` (see [`super::command`]). It counts as the event a `commands` entry
-    /// appended after the scenario's own (and the commands stepped before it) would be, at this
-    /// time: the scenario with those entries gives the same run and event digest, unless another
-    /// event falls on the command's very nanosecond (a scripted command runs before the events
-    /// scheduled during the run for its instant, a stepped one after every event due then).
+    /// Applies a run-time command now, after every event due now (those are run first): `target` and
+    /// `set` as in the scenario's `commands` (see [`super::command`]), which run after every other
+    /// event of their instant too. It counts as the event a `commands` entry appended after the
+    /// scenario's own (and the commands stepped before it) would be, at this time: the scenario with
+    /// those entries gives the same run and event digest.
     pub fn command(&mut self, target: &str, set: &serde_json::Map<String, serde_json::Value>) -> Result<(), CommandError> {
         let err = |(key, msg)| CommandError { key, msg };
         let t = super::command::resolve(&self.scenario, target, set).map_err(err)?;
         let now = self.now();
+        self.advance_to(now);
         self.w.apply_command(now, &t, set).map_err(err)?;
         let ev = super::world::Event::Command { idx: self.scenario.commands.len() as u32 + self.stepped_commands };
         self.w.digest = fold_digest(self.w.digest, now, ev.tag());

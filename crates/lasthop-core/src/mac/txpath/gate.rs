@@ -63,6 +63,11 @@ impl HeldPsdus {
         self.len
     }
 
+    /// Held PSDUs that leave before a tagged one formed now: the tagged ones.
+    pub fn tagged_len(&self) -> usize {
+        self.tagged.len()
+    }
+
     /// Held PSDUs that leave before an untagged one of AC `ac` formed now: the tagged ones and those of
     /// `ac` and of higher ACs.
     pub fn ahead_of(&self, ac: usize) -> usize {

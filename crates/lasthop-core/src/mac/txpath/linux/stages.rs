@@ -140,11 +140,14 @@ impl LinuxPath {
 
     /// A formed PSDU of TXQ (`li`, `ac`) takes its place in the hardware queue's depth, and enters the
     /// hardware queue now or waits in the gate. One formed on a driver policy's priority path
-    /// (`priority`: LAST-PQ's) waits as an explicitly tagged one does, released first (spec §17.6).
+    /// (`priority`: LAST-PQ's) with a packet of a flow the policy prioritizes waits as an explicitly
+    /// tagged one does, released first (spec §17.6); retries or top-up packets of other flows alone do
+    /// not make it so.
     pub fn hand_to_hw(&mut self, now: SimTime, li: usize, ac: usize, psdu: Psdu, priority: bool) {
         self.count_in_hw(&psdu);
         if self.holds_psdus() {
-            let tagged = priority || self.gate.as_ref().is_some_and(|g| psdu.mpdus.iter().any(|m| g.explicit_tag(&m.pkt)));
+            let prioritized = priority && self.policy.as_ref().is_some_and(|p| psdu.mpdus.iter().any(|m| p.dedicated(m.pkt.flow)));
+            let tagged = prioritized || self.gate.as_ref().is_some_and(|g| psdu.mpdus.iter().any(|m| g.explicit_tag(&m.pkt)));
             self.held.push(li, psdu, tagged);
             self.release_held_for(now, ac);
         } else {
@@ -190,7 +193,8 @@ impl LinuxPath {
     /// The policy's TXQ for this opportunity of `ac`, if any.
     pub(super) fn priority_txq(&mut self, now: SimTime, ac: usize) -> Option<usize> {
         let policy = self.policy.as_mut()?;
-        let gate_hold = self.gate.as_ref().map_or(SimDuration::ZERO, |g| g.expected_hold(now, self.held.ahead_of(ac)));
+        // The priority path's PSDU waits in the gate as a tagged one: behind the tagged PSDUs only.
+        let gate_hold = self.gate.as_ref().map_or(SimDuration::ZERO, |g| g.expected_hold(now, self.held.tagged_len()));
         policy.priority_txq(now, ac, &View { fq: &self.fq, dedicated: &self.dedicated, afs: &self.afs, links: &self.links, gate_hold })
     }
 

@@ -271,13 +271,16 @@ fn the_psdu_release_point_holds_formed_psdus_and_releases_by_priority() {
     assert_eq!(gate.stats(), serde_json::json!(3));
 }
 
-/// A policy that serves TXQ 1 on the priority path from `from` on.
+/// A policy that serves TXQ 1 on the priority path from `from` on, and prioritizes flow 7.
 #[derive(Debug)]
 struct PrioritizeTxq1 {
     from: SimTime,
 }
 
 impl DriverPolicy for PrioritizeTxq1 {
+    fn dedicated(&self, flow: u32) -> bool {
+        flow == 7
+    }
     fn priority_txq(&mut self, now: SimTime, _ac: usize, _view: &dyn crate::mac::txpath::driver::DriverView) -> Option<usize> {
         (now >= self.from).then_some(1)
     }
@@ -287,8 +290,9 @@ impl DriverPolicy for PrioritizeTxq1 {
 }
 
 /// Spec §17.6: with a gate that holds formed PSDUs, one formed on the driver policy's priority path
-/// (LAST-PQ's) is released first, as an explicitly tagged one is, even after a normal PSDU of its AC
-/// formed earlier; untagged, they would leave in formation order.
+/// (LAST-PQ's) with a packet of a prioritized flow is released first, as an explicitly tagged one is,
+/// even after a normal PSDU of its AC formed earlier; untagged, they would leave in formation order.
+/// Formed on the priority path with no prioritized packet (a retry, a top-up), it is not tagged.
 #[test]
 fn a_psdu_formed_on_the_priority_path_leaves_the_gate_first() {
     let mut p = LinuxPath::new(params(2), &mut Rng::derive(1, "fq"));
@@ -301,11 +305,21 @@ fn a_psdu_formed_on_the_priority_path_leaves_the_gate_first() {
     let mut io = Io::new();
     let be = AccessCategory::Be as usize;
     io.enqueue(&mut p, t(0), 0, be, pkt(0));
-    io.enqueue(&mut p, t(200), 1, be, pkt(1));
+    io.enqueue(&mut p, t(200), 1, be, Packet { flow: 7, ..pkt(1) });
     assert_eq!(p.held.len(), 2, "both PSDUs wait in the shut gate, station 0's formed first");
+    assert_eq!(p.held.tagged_len(), 1);
     p.on_wakeup(t(1000), &mut io.out());
     let first = p.head(t(1000), be, None, &mut io.out()).unwrap();
     assert_eq!(first.link, 1, "the priority path's PSDU leaves first");
+    // The same on the priority path without a prioritized packet: in formation order.
+    let mut q = LinuxPath::new(params(2), &mut Rng::derive(1, "fq"));
+    q.add_link(0, txv, None);
+    q.add_link(1, txv, None);
+    q.set_release_gate(Box::new(Turnstile { opens: vec![t(1000)], released: Vec::new() }));
+    q.set_driver_policy(Box::new(PrioritizeTxq1 { from: t(100) }));
+    io.enqueue(&mut q, t(0), 0, be, pkt(2));
+    io.enqueue(&mut q, t(200), 1, be, pkt(3));
+    assert_eq!(q.held.tagged_len(), 0);
 }
 
 /// The hardware's time limit on the stock path (Law's Limit_h, generic): the head PSDU of an AC carries
