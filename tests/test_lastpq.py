@@ -17,6 +17,7 @@ from lasthop.experiments import lastpq as lpq
 from lasthop.experiments import topology
 from lasthop.experiments import run_experiment
 from lasthop.experiments.plan import Done, PlannedRun
+from lasthop.report.experiment import write_experiment_report
 from lasthop.stats import percentile
 
 
@@ -208,8 +209,6 @@ def test_the_quick_experiments_show_each_mechanism_acting(tmp_path: Path) -> Non
     assert {r for r, _ in checks} == {"L10", "L11", "L12"}
     assert checks[("L10", "LAST-PQ max VR p95 (ms)")]["met"] is (by["lastpq"]["vr_p95_ms"] <= 21.0)
     assert checks[("L12", "LAST-PQ lowest VR rate (Mbit/s)")]["lasthop"] == by["lastpq"]["vr_mbps"]
-    from lasthop.report.experiment import write_experiment_report
-
     page = write_experiment_report(static, tmp_path / "static").read_text()
     assert "Against the paper" in page and "L11" in page and ("✓ met" in page or "✗ not met" in page)
     assert by["lastpq"]["vr_mbps"] > 4 * by["linux"]["vr_mbps"]
@@ -220,8 +219,16 @@ def test_the_quick_experiments_show_each_mechanism_acting(tmp_path: Path) -> Non
     # C5 (L8's shape): three TCP flows at the phone beside three clients, all in AC_VI, worsen the VR p95.
     assert edca_doc["C5_shape"]["worse_with_flows"]
     assert edca[("C5/3F3C", "vr")]["p95_ms"] > edca[("C5/0F3C", "vr")]["p95_ms"]
-    walk = {r["variant"]: r for r in run_experiment("lastpq-mobility", quick=True)["rows"]}
+    mobility = run_experiment("lastpq-mobility", quick=True)
+    walk = {r["variant"]: r for r in mobility["rows"]}
     assert walk["lastpq"]["mean_fps"] > 5 * walk["linux"]["mean_fps"]
+    # Fig. 12's view: per second of the walk, each run's FPS (their mean is the row's) and VR p95.
+    for s in mobility["series"]:
+        variant = s["label"].split()[0]
+        assert len(s["fps"]) == len(s["p95_ms"]) == len(s["t_s"]) == 20
+        assert abs(sum(s["fps"]) / 20 - walk[variant]["mean_fps"]) < 1e-9
+    page = write_experiment_report(mobility, tmp_path / "mobility").read_text()
+    assert "<h2>Over time</h2>" in page and page.count("<img") == 2
     combo = run_experiment("lastpq-qair", quick=True)
     rows = {r["variant"]: r for r in combo["rows"]}
     assert set(rows) == {"linux", "lastpq", "qair", "qair_lastpq"}

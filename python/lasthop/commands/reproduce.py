@@ -53,7 +53,7 @@ def command(name: str, as_json: bool, seed: int, quick: bool, trace: Path | None
         con.print(rows_table(f"against the paper: {met} of {len(doc['checks'])} met",
                              [{**c, "met": verdict[c["met"]]} for c in doc["checks"]]))
     for k, v in doc.items():
-        if k not in ("rows", "paper", "experiment", "figures", "runs", "checks", "seed", "quick"):
+        if k not in ("rows", "paper", "experiment", "figures", "runs", "checks", "seed", "quick", "series"):
             con.print(f"{k.replace('_', ' ')}: {json.dumps(v, sort_keys=True)}")
     if "paper" in doc:
         con.print(f"paper: {json.dumps(doc['paper'], ensure_ascii=False, sort_keys=True)}")

@@ -229,7 +229,7 @@ def _plan_mobility(opts: Options) -> list[PlannedRun]:
 
 
 def _reduce_mobility(done: list[Done]) -> dict[str, Any]:
-    rows = []
+    rows, series = [], []
     for d in done:
         lat = vr_latency_ms(d)
         sec = np.floor(lat["t_ms"].to_numpy() / 1000.0).astype(np.int64)
@@ -249,7 +249,14 @@ def _reduce_mobility(done: list[Done]) -> dict[str, Any]:
                      "time_to_p95_under_20ms_s": float(second_end[under20[0]]) if under20.size else None,
                      "time_to_30fps_s": float(full[0] + 1) if full.size else None,
                      "seconds": int(sec.max() + 1) if sec.size else 0})
-    return {"rows": rows, "checks": _mobility_checks(rows), "paper": MOBILITY_PAPER}
+        # Fig. 12's view: FPS and the VR p95 per second of the walk (None: a second without deliveries).
+        p95_by_s: list[float | None] = [None] * seconds
+        for end, v in zip(second_end, p95):
+            if 0 < end <= seconds:
+                p95_by_s[int(end) - 1] = round(float(v), 3)
+        series.append({"label": f"{d.planned.variant} {d.planned.point['walk']}", "t_s": list(range(1, seconds + 1)),
+                       "fps": [int(x) for x in fps], "p95_ms": p95_by_s})
+    return {"rows": rows, "checks": _mobility_checks(rows), "series": series, "paper": MOBILITY_PAPER}
 
 
 def _mobility_checks(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -36,6 +36,10 @@ def write_experiment_report(doc: Mapping[str, Any], out: Path) -> Path:
         parts.append(f"<p>Seed {html.escape(str(doc['seed']))}; {what}.</p>")
     if doc.get("checks"):
         parts.append("<h2>Against the paper</h2>" + _checks(doc["checks"]))
+    if doc.get("series"):
+        imgs = [f'<img alt="{html.escape(m)} over time" src="data:image/png;base64,'
+                f'{base64.b64encode(_lines(doc["series"], m)).decode()}">' for m in _series_metrics(doc["series"])]
+        parts.append("<h2>Over time</h2><div class=figs>" + "".join(imgs) + "</div>")
     if "paper" in doc:
         parts.append("<h2>What the paper (or the spec) says</h2>" + _dl(doc["paper"]))
     if "summary" in doc and not _per_variant(doc):
@@ -78,6 +82,27 @@ def _dl(obj: Any) -> str:
     items = "".join(f"<dt><b>{html.escape(str(k))}</b></dt><dd>{html.escape(v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=str))}</dd>"
                     for k, v in obj.items())
     return f"<dl>{items}</dl>"
+
+
+def _series_metrics(series: list[Mapping[str, Any]]) -> list[str]:
+    """The metrics each series has besides its label and time axis, in order."""
+    return [k for k in series[0] if k not in ("label", "t_s")]
+
+
+def _lines(series: list[Mapping[str, Any]], metric: str) -> bytes:
+    """One line per series of ``metric`` against its ``t_s`` (gaps where a value is None)."""
+    fig = Figure(figsize=(5.6, 2.8))
+    ax = fig.add_subplot()
+    for i, s in enumerate(series):
+        colour, dash = _style(i)
+        ys = [float("nan") if v is None else v for v in s[metric]]
+        ax.plot(s["t_s"], ys, color=colour, linestyle=dash, label=str(s["label"]), linewidth=1.2)
+    ax.set_xlabel("s", fontsize=8)
+    ax.set_title(metric.replace("_", " "), fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return png(fig)
 
 
 def _checks(checks: list[Mapping[str, Any]]) -> str:
