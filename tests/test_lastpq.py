@@ -104,6 +104,9 @@ def test_lp4_each_runtime_change_reaches_its_band_within_a_second() -> None:
     doc = run_experiment("lastpq-runtime")
     changes = {(r["location"], r["demand_ms"]): r for r in doc["rows"] if r["demand_ms"] < 25.0}
     assert len(changes) == 6
+    # Fig. 10's view for the report: the demand's steps and each location's p95 per 100 ms.
+    assert [s["label"] for s in doc["series"]] == ["demand", "lastpq S2", "lastpq S4", "lastpq S6"]
+    assert doc["series"][0]["p95_ms"][199:201] == [25.0, 20.0] and len(doc["series"][3]["p95_ms"]) == 600
     for key, r in changes.items():
         assert r["first_in_band_ms"] is not None and r["first_in_band_ms"] <= 150.0, r
         if key not in (("S4", 15.0), ("S6", 15.0)):

@@ -492,11 +492,19 @@ def _reduce_runtime(done: list[Done]) -> dict[str, Any]:
     the share of 20-ms windows whose p95 is in the band [th_L, th_H] = [0.5 · ld, ld − 1 ms] (LP2) or
     above the demand; and, for each run-time change, LP4's view of the second after it (see
     :func:`settling`)."""
-    rows = []
+    rows: list[dict[str, Any]] = []
+    series: list[dict[str, Any]] = []
     for d in done:
         step_ms = d.planned.point["step_s"] * 1e3
         lat = vr_latency_ms(d)
         win = window_p95(lat)
+        if not series:  # Fig. 10's view: the demand's steps, then each location's p95 per 100 ms
+            t = [round(0.1 * k, 1) for k in range(1, int(3 * step_ms / 100) + 1)]
+            series.append({"label": "demand", "t_s": t, "p95_ms": [(25.0, 20.0, 15.0)[min(2, int((x * 1e3 - 1e-6) // step_ms))] for x in t]})
+        coarse = window_p95(lat, window_ms=100.0)
+        by_end = dict(zip(np.round(coarse["end_ms"].to_numpy() / 1e3, 1), coarse["p_ms"].to_numpy()))
+        series.append({"label": f"{d.planned.variant} {d.planned.point['location']}", "t_s": series[0]["t_s"],
+                       "p95_ms": [None if x not in by_end else round(float(by_end[x]), 3) for x in series[0]["t_s"]]})
         for i, ms in enumerate((25.0, 20.0, 15.0)):
             lo, hi = i * step_ms, (i + 1) * step_ms
             settle = lo + (1000.0 if i else 2000.0)  # 1 s after a change (2 s from the cold start)
@@ -511,7 +519,7 @@ def _reduce_runtime(done: list[Done]) -> dict[str, Any]:
     checks = [check("LP4", f"{r['location']} → {r['demand_ms']:g} ms: share of the second's windows in band",
                     r["windows_in_band_first_s"], "in band within 1 s", "≥ 0.8", r["lp4"])
               for r in rows if r["demand_ms"] < 25.0]
-    return {"rows": rows, "checks": checks, "paper": PAPER["runtime"]}
+    return {"rows": rows, "checks": checks, "series": series, "paper": PAPER["runtime"]}
 
 
 def in_band(win: pd.DataFrame, demand_ms: float) -> float | None:
