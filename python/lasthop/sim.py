@@ -23,21 +23,9 @@ from typing import Any, NamedTuple
 from lasthop import _lasthop
 from lasthop.result import RunResult
 from lasthop.runner import _as_scenario
-from lasthop.scenario import Scenario
+from lasthop.scenario import Scenario, _to_json_value
 
 __all__ = ["Sim", "Egress"]
-
-
-def _check_finite(value: Any, path: str) -> None:
-    """JSON has no NaN or infinity: name the key that holds one (the core would see a syntax error)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError(f"{path}: must be a finite number, got {value}")
-    if isinstance(value, Mapping):
-        for k, v in value.items():
-            _check_finite(v, f"{path}.{k}")
-    elif isinstance(value, (list, tuple)):
-        for i, v in enumerate(value):
-            _check_finite(v, f"{path}[{i}]")
 
 
 class Egress(NamedTuple):
@@ -107,8 +95,8 @@ class Sim:
         scenario's ``commands`` entry acts after every other event of its instant). The result's
         scenario (``summary.json``) records it as a ``commands`` entry at this time, after the
         scenario's own, so running that scenario with the seed gives this run, to the event digest."""
-        table = {**(set or {}), **values}
-        _check_finite(table, "set")
+        # As the scenario's own values are: plain JSON, a NaN or a non-JSON value refused at its key.
+        table = _to_json_value({**(set or {}), **values}, ("set",))
         self._native.command(target, json.dumps(table))
 
     def inject(self, flow: str, size_bytes: int, reverse: bool = False, dscp: int | None = None,

@@ -16,6 +16,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from lasthop.report.figures import _style, png
+from lasthop.report.html import fmt
 
 __all__ = ["write_experiment_report"]
 
@@ -108,11 +109,9 @@ def _lines(series: list[Mapping[str, Any]], metric: str) -> bytes:
 def _checks(checks: list[Mapping[str, Any]]) -> str:
     """The rows of the paper each compared with ours: its number, the criterion and whether it holds."""
     def cell(v: Any) -> str:
-        if isinstance(v, float):
-            return f"{v:.4g}"
         if isinstance(v, list):
             return " / ".join(cell(x) for x in v)
-        return "–" if v is None else html.escape(str(v))
+        return fmt(v) if v is None or isinstance(v, (int, float)) and not isinstance(v, bool) else html.escape(str(v))
     verdict = {True: "✓ met", False: "✗ not met", None: "–"}
     body = "".join(f"<tr><td>{cell(c['row'])}</td><td>{cell(c['metric'])}</td><td>{cell(c['lasthop'])}</td>"
                    f"<td>{cell(c['paper'])}</td><td>{cell(c['criterion'])}</td><td>{verdict[c['met']]}</td></tr>"

@@ -301,13 +301,6 @@ impl ChannelModel {
         self.sample(now).db(1)
     }
 
-    /// SNR in dB at `now` after combining `order` fading branches ([`diversity_order`]); without fading
-    /// the same as [`ChannelModel::snr_db`]. The AWGN array gain is the caller's.
-    #[inline]
-    pub fn snr_db_order(&mut self, now: SimTime, order: usize) -> f64 {
-        self.sample(now).db(order)
-    }
-
     /// The SNR at `now` for every diversity order (one evaluation of the mean, the offsets and the
     /// fading for a PPDU's preamble and subframes alike).
     pub fn sample(&mut self, now: SimTime) -> SnrSample {
@@ -395,7 +388,7 @@ mod tests {
             let t = SimTime::from_ms(b * 10);
             assert_eq!(three.snr_db(t), plain.snr_db(t), "branch 0 unchanged by more branches");
             for (m, s) in stats.iter_mut().enumerate() {
-                let g = 10f64.powf((three.snr_db_order(t, m + 1) - 20.0) / 10.0);
+                let g = 10f64.powf((three.sample(t).db(m + 1) - 20.0) / 10.0);
                 s.0 += g;
                 s.1 += (g < 0.1) as u64;
             }
@@ -407,15 +400,15 @@ mod tests {
             assert!((sum / n as f64 - 1.0).abs() < 0.02, "order {}: mean {}", m + 1, sum / n as f64);
             assert!((p - expected).abs() < 0.1 * expected + 0.001, "order {}: P(<0.1) = {p}, Gamma gives {expected}", m + 1);
         }
-        assert_eq!(three.snr_db_order(SimTime::from_ms(5), 8), three.snr_db_order(SimTime::from_ms(5), 3), "at most its branches");
+        assert_eq!(three.sample(SimTime::from_ms(5)).db(8), three.sample(SimTime::from_ms(5)).db(3), "at most its branches");
         // A query earlier than the current block replays every branch from the start.
-        let late = three.snr_db_order(SimTime::from_ms(995), 3);
+        let late = three.sample(SimTime::from_ms(995)).db(3);
         let mut fresh = ChannelModel::from_config(&cfg, 7, "sta");
         fresh.set_receive_branches(3, 7, "channel/sta/downlink");
         for t in (0..1000).step_by(7) {
-            fresh.snr_db_order(SimTime::from_ms(t), 2);
+            fresh.sample(SimTime::from_ms(t));
         }
-        assert_eq!(late, fresh.snr_db_order(SimTime::from_ms(995), 3));
+        assert_eq!(late, fresh.sample(SimTime::from_ms(995)).db(3));
         // Branch k is its antenna's own: the same with more branches beside it, another in the other
         // direction (branch 0, the shared one, aside).
         let mut four = ChannelModel::from_config(&cfg, 7, "sta");
@@ -423,9 +416,9 @@ mod tests {
         let mut up = ChannelModel::from_config(&cfg, 7, "sta");
         up.set_receive_branches(3, 7, "channel/sta/uplink");
         let t = SimTime::from_ms(400);
-        assert_eq!(four.snr_db_order(t, 3), fresh.snr_db_order(t, 3));
+        assert_eq!(four.sample(t).db(3), fresh.sample(t).db(3));
         assert_eq!(up.snr_db(t), fresh.snr_db(t));
-        assert_ne!(up.snr_db_order(t, 2), fresh.snr_db_order(t, 2));
+        assert_ne!(up.sample(t).db(2), fresh.sample(t).db(2));
         assert_eq!((diversity_order(1, 1), diversity_order(2, 1), diversity_order(2, 2), diversity_order(3, 2), diversity_order(1, 3)), (1, 2, 1, 2, 1));
     }
 

@@ -116,12 +116,9 @@ struct Link {
     /// The configured (first-series) rate, for reporting.
     txv: TxVector,
     channel: ChannelModel,
-    /// The receive-diversity gain of a one-stream preamble (the PHY header, an RTS), dB.
-    preamble_gain_db: f64,
-    /// The fading diversity order of a one-stream preamble (N_rx).
-    preamble_order: usize,
     /// By N_SS (index; 0 unused): the array gain of an N_SS-stream PPDU's subframes, dB, and its fading
-    /// diversity order (computed once: the PPDU path would take a log10 each).
+    /// diversity order (computed once: the PPDU path would take a log10 each). A preamble (an RTS
+    /// too) is one stream: index 1.
     data_gain: [(f64, usize); 9],
     err_rng: Rng,
     bitmap: BlockAckBitmap,
@@ -136,7 +133,7 @@ struct Link {
 impl Link {
     /// The SNR a one-stream preamble (PHY header, RTS) is detected at, dB.
     fn preamble_snr_db(&self, s: &SnrSample) -> f64 {
-        s.db(self.preamble_order) + self.preamble_gain_db
+        self.data_snr_db(s, 1)
     }
 
     /// The SNR the subframes of an `nss`-stream PPDU decode at, dB: array gain and, under fading,

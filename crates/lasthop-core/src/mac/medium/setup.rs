@@ -168,8 +168,6 @@ impl Link {
             rx_node: spec.rx,
             txv: spec.txv,
             channel: spec.channel,
-            preamble_gain_db: crate::phy::error::diversity_gain_db(spec.rx_antennas, 1),
-            preamble_order: crate::channel::diversity_order(spec.rx_antennas, 1),
             data_gain: std::array::from_fn(|nss| {
                 let nss = nss.max(1) as u8;
                 (crate::phy::error::diversity_gain_db(spec.rx_antennas, nss), crate::channel::diversity_order(spec.rx_antennas, nss))
