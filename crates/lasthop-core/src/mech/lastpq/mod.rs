@@ -26,9 +26,13 @@
 //! flow's MPDUs in its TXQ's software retry queue count as its head for the throttler). The
 //! ath9k-internal DRR++ TID scheduler the paper describes is the Linux path's `afs_variant = "ath9k-drr++"`; the experiments keep mac80211's
 //! airtime-fairness scheduler (the spec's default for LAST-PQ scenarios is DRR++; with it the rows
-//! barely move, FIDELITY.md). The priority path reads whichever scheduler's deficits. Not modelled: the
-//! controller's user/kernel feedback delay (zero). What the experiments reproduce and what not (L7, L15,
-//! L16/LP5; LP4 not for 20 → 15 ms at S4 and S6) is in FIDELITY.md's LAST-PQ section.
+//! barely move, FIDELITY.md). The priority path reads whichever scheduler's deficits. With QAir on the
+//! node (§17.6), l_hq adds the gate's expected hold, and at QAir's `psdu` release point a PSDU the
+//! priority path formed with a prioritized flow's packet leaves the gate first, as a tagged one. Not
+//! modelled: the controller's user/kernel feedback delay (zero); registering a new prioritized flow at
+//! run time (§16). What the experiments reproduce and what not (L2 VoIP, L3 FPS, L6, L7, L14 on the
+//! walk back, L16/LP5; LP4 not for 20 → 15 ms at S4 and S6) is in FIDELITY.md's LAST-PQ section, and
+//! each `lastpq-*` experiment's `checks`.
 
 pub mod controller;
 pub mod drain;
