@@ -31,8 +31,8 @@
 //! priority path formed with a prioritized flow's packet leaves the gate first, as a tagged one. Not
 //! modelled: the controller's user/kernel feedback delay (zero); registering a new prioritized flow at
 //! run time (§16). What the experiments reproduce and what not (L2 VoIP, L3 FPS, L6, L7, L14 on the
-//! walk back, L16/LP5; LP4 not for 20 → 15 ms at S4 and S6) is in FIDELITY.md's LAST-PQ section, and
-//! each `lastpq-*` experiment's `checks`.
+//! walk back, L16/LP5, LP3's second half; LP4 not for 20 → 15 ms at S6, and at S4 only in some seeds)
+//! is in FIDELITY.md's LAST-PQ section, and each `lastpq-*` experiment's `checks`.
 
 pub mod controller;
 pub mod drain;
