@@ -30,9 +30,9 @@
 //! node (§17.6), l_hq adds the gate's expected hold, and at QAir's `psdu` release point a PSDU the
 //! priority path formed with a prioritized flow's packet leaves the gate first, as a tagged one. Not
 //! modelled: the controller's user/kernel feedback delay (zero); registering a new prioritized flow at
-//! run time (§16). What the experiments reproduce and what not (L2 VoIP, L3 FPS, L6, L7, L14 on the
-//! walk back, L16/LP5, LP3's second half; LP4 not for 20 → 15 ms at S6, and at S4 only in some seeds)
-//! is in FIDELITY.md's LAST-PQ section, and each `lastpq-*` experiment's `checks`.
+//! run time (§16). What the experiments reproduce and what not (L2 VoIP, L3 FPS, L6, L7, L8's "worse
+//! with more clients", L14 on the walk back, L16/LP5, LP3's second half; LP4 for 20 → 15 ms only in
+//! some seeds) is in FIDELITY.md's LAST-PQ section, and each `lastpq-*` experiment's `checks`.
 
 pub mod controller;
 pub mod drain;
