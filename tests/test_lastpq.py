@@ -165,19 +165,61 @@ def test_a_demand_changed_by_a_command_or_by_the_api_takes_effect_from_then_on()
 
 
 @pytest.mark.parametrize(("set_", "msg"), [
-    ({"demand_ms": {"voip": 10}}, "set.demand_ms.voip: 'voip' is not a flow LAST-PQ prioritizes here (vr)"),
+    ({"demand_ms": {"voip": 10}}, "set.demand_ms.voip: 'voip' is not a flow LAST-PQ prioritizes here (vr; add it with add_flows)"),
     ({"demand_ms": {"vr": -5}}, "set.demand_ms.vr: must be a positive number"),
     ({"demand_ms": {"vr": float("nan")}}, "set.demand_ms.vr: must be a finite number, got nan"),
     ({"demand_ms": {"vr": 1.5}}, "set.demand_ms.vr: 1.5 ms leaves no band"),
     ({"percentile": {"vr": 120}}, "set.percentile.vr: must be in (0, 100]"),
     ({"demand_ms": 15}, "set.demand_ms: must be a non-empty table of flow name = value"),
-    ({"limit_q_ms": 15}, "set.limit_q_ms: unknown key; this target takes demand_ms, percentile"),
+    ({"limit_q_ms": 15}, "set.limit_q_ms: unknown key; this target takes add_flows, demand_ms, percentile"),
+    ({"add_flows": [{"flow": "vr", "demand_ms": 30}]}, "set.add_flows.0.flow: 'vr' is prioritized already"),
+    ({"add_flows": [{"flow": "nope", "demand_ms": 30}]}, "set.add_flows.0.flow: no flow named 'nope'"),
+    ({"add_flows": [{"flow": "t1", "demand_ms": 30}, {"flow": "t1", "demand_ms": 40}]}, "set.add_flows.1.flow: 't1' is prioritized already"),
+    ({"add_flows": [{"flow": "t1", "demand_ms": 1.5}]}, "set.add_flows.0.demand_ms: 1.5 ms leaves no band"),
+    ({"add_flows": [{"flow": "t1"}]}, "set.add_flows.0: missing field `demand_ms`"),
+    ({"add_flows": {"flow": "t1", "demand_ms": 30}}, "set.add_flows: must be a non-empty list of { flow, demand_ms, percentile }"),
+    ({"add_flows": [{"flow": "t1", "demand_ms": 30}], "demand_ms": {"t2": 30}}, "set.demand_ms.t2: 't2' is not a flow LAST-PQ prioritizes here (vr, t1;"),
 ])
 def test_bad_demands_are_refused_with_their_path(set_: dict[str, Any], msg: str) -> None:
     sim = lasthop.Sim(_home(duration_s=3.0))
     with pytest.raises(ValueError) as e:
         sim.command("aps.ap.lastpq", set_)
     assert msg in str(e.value), str(e.value)
+
+
+def test_a_flow_added_at_run_time_gets_its_demand_from_then_on() -> None:
+    """Spec §16's `add_flow` as a command (`add_flows`): the E2 cell k = f = 3 at S6 with LAST-PQ
+    prioritizing one TCP flow (60 ms); the VR flow, added at 6 s with a 20-ms demand, has its stock-Linux
+    share before (6.6 Mbit/s, p95 59 ms, seed 1) and its rate and demand after (45.4 Mbit/s, 17.2 ms). The
+    stepped run with ``Sim.command`` is the scripted one to the event digest, and a later stepped demand
+    change of the added flow resolves against it."""
+    sc = _home(phone_snr_db=lpq.SNR_DB["S6"], duration_s=12.0, mechanism={"type": "lastpq", "flows": [{"flow": "t1", "demand_ms": 60}]})
+    add = {"add_flows": [{"flow": "vr", "demand_ms": 20}]}
+    scripted = _run({**sc, "commands": [{"at_s": 6.0, "target": "aps.ap.lastpq", "set": add}]})
+    lat = lpq.vr_latency_ms(scripted)
+    for (a, b), (p95_ok, rate_ok) in {(2, 6): (lambda p: p > 40.0, lambda r: r < 15.0), (7, 12): (lambda p: p <= 21.0, lambda r: r >= 0.95 * 45)}.items():
+        part = lat[(lat["t_ms"] >= a * 1e3) & (lat["t_ms"] < b * 1e3)]
+        p95, mbps = percentile(part["latency_ms"], 95), len(part) * 1448 * 8 / (b - a) / 1e6
+        assert p95 is not None and p95_ok(p95) and rate_ok(mbps), (a, b, p95, mbps)
+    flows = {f["flow"]: f for f in _policy(scripted.result)["flows"]}
+    assert flows["vr"]["windows"] <= 6.0 / 0.02 and flows["vr"]["priority_dequeues"] > 10 * flows["vr"]["normal_dequeues"]
+    sim = lasthop.Sim(sc, seed=1)
+    with pytest.raises(ValueError, match="'vr' is not a flow LAST-PQ prioritizes here"):
+        sim.command("aps.ap.lastpq", demand_ms={"vr": 15})
+    sim.advance_to(6.0)
+    sim.command("aps.ap.lastpq", add)
+    sim.advance_to(9.0)
+    sim.command("aps.ap.lastpq", demand_ms={"vr": 15})
+    sim.advance_to(sim.end_s)
+    stepped = sim.finish()
+    assert _policy(stepped)["flows"][1]["demand_ms"] == 15.0
+    replay = lasthop.run(stepped.scenario, seed=1)
+    assert replay.summary["event_digest"] == stepped.summary["event_digest"]
+    only_add = lasthop.Sim(sc, seed=1)
+    only_add.advance_to(6.0)
+    only_add.command("aps.ap.lastpq", add)
+    only_add.advance_to(only_add.end_s)
+    assert only_add.finish().summary["event_digest"] == scripted.result.summary["event_digest"]
 
 
 def test_a_stepped_run_refuses_a_time_it_cannot_reach() -> None:
@@ -200,6 +242,24 @@ def test_bad_scenarios_name_the_key(tmp_path: Path) -> None:
     assert r.returncode == 2, r.stderr
     assert "aps[0].mechanism.flows[1].flow: no flow named 'nope'" in r.stderr, r.stderr
     assert "aps[0].mechanism.flows[2].demand_ms: must be a positive number" in r.stderr, r.stderr
+
+
+def test_commands_resolve_against_the_commands_before_them(tmp_path: Path) -> None:
+    """A demand change of a flow that `add_flows` prioritizes later (or at the same instant, listed
+    after it) is an error at its path; after the add it is fine; adding a flow twice is refused."""
+    cmd = lambda at_s, set_: {"at_s": at_s, "target": "aps.ap.lastpq", "set": set_}  # noqa: E731
+    add = lambda flow: {"add_flows": [{"flow": flow, "demand_ms": 40}]}  # noqa: E731
+    sc = _home(duration_s=3.0)
+    sc["commands"] = [cmd(1, {"demand_ms": {"t1": 30}}), cmd(2, add("t1")), cmd(2, {"demand_ms": {"t1": 25}}),
+                      cmd(2, {"demand_ms": {"t2": 25}}), cmd(2.5, add("t2")), cmd(1, add("b1")), cmd(2, add("b1"))]
+    write_scenario(tmp_path / "bad.toml", sc)
+    r = lasthop_cli("check", "bad.toml", cwd=tmp_path)
+    assert r.returncode == 2, r.stderr
+    errors = [line for line in r.stderr.splitlines() if "commands[" in line]
+    assert len(errors) == 3, r.stderr
+    assert "commands[0].set.demand_ms.t1: 't1' is not a flow LAST-PQ prioritizes here (vr; add it with add_flows)" in errors[0]
+    assert "commands[3].set.demand_ms.t2: 't2' is not a flow LAST-PQ prioritizes here" in errors[1]
+    assert "commands[6].set.add_flows[0].flow: 'b1' is prioritized already" in errors[2], errors
 
 
 def test_lastpq_needs_the_linux_path(tmp_path: Path) -> None:

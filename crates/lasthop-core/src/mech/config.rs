@@ -187,7 +187,7 @@ impl Mechanism for MechanismConfig {
     fn command_keys(&self) -> &'static [&'static str] {
         match self {
             MechanismConfig::Law(_) => &["limit_q_ms", "limit_h_ms"],
-            MechanismConfig::Lastpq(_) => &["demand_ms", "percentile"],
+            MechanismConfig::Lastpq(_) => &["add_flows", "demand_ms", "percentile"],
             _ => &[],
         }
     }
@@ -233,7 +233,8 @@ impl Mechanism for MechanismConfig {
                         None => return Err(InstallError::Unsupported { mechanism: name.into(), needs: format!("flow '{}' to end at a station of '{}'", d.flow, node.name) }),
                     }
                 }
-                node.set_driver_policy(name, Box::new(super::lastpq::policy::LastPqPolicy::new(p, &indices)))?;
+                let eligible = node.flows.iter().map(|f| (f.name.clone(), f.index)).collect();
+                node.set_driver_policy(name, Box::new(super::lastpq::policy::LastPqPolicy::new(p, &indices, eligible)))?;
             }
         }
         // A stage's role was claimed where the stage was set; the others are claimed here.

@@ -458,9 +458,23 @@ fn check_commands(sc: &Scenario, is: &mut Issues) {
         if !(c.at_s.is_finite() && (0.0..=sc.duration_s).contains(&c.at_s)) {
             is.push(loc.key("at_s"), format!("must be within the run, 0..={} s", sc.duration_s), json!(c.at_s));
         }
-        if let Err((key, msg)) = crate::sim::command::resolve(sc, &c.target, &c.set) {
+        if let Err((key, msg)) = crate::sim::command::resolve(sc, &c.target, &c.set, &crate::sim::command::before(sc, i)) {
             match key {
-                Some(k) => is.push(loc.key("set").key(&k), msg, c.set.get(&k).cloned().unwrap_or(json!(null))),
+                // A nested key (`demand_ms.vr`, `add_flows.0.flow`) as its path inside `set`.
+                Some(k) => {
+                    let at = k.split('.').fold(loc.key("set"), |at, part| match part.parse::<usize>() {
+                        Ok(i) => at.index(i),
+                        Err(_) => at.key(part),
+                    });
+                    let mut parts = k.split('.');
+                    let value = parts.next().and_then(|first| c.set.get(first)).and_then(|v| {
+                        parts.try_fold(v, |v, part| match part.parse::<usize>() {
+                            Ok(i) => v.get(i),
+                            Err(_) => v.get(part),
+                        })
+                    });
+                    is.push(at, msg, value.cloned().unwrap_or(json!(null)))
+                }
                 None => is.push(loc.key("target"), msg, json!(c.target)),
             }
         }

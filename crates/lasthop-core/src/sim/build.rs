@@ -176,7 +176,7 @@ impl Built {
             digest: 0xcbf2_9ce4_8422_2325,
             mechs,
             egress: Vec::new(),
-            commands: sc.commands.iter().map(|c| (super::command::resolve(sc, &c.target, &c.set).expect("validated"), c.set.clone())).collect(),
+            commands: sc.commands.iter().enumerate().map(|(i, c)| (super::command::resolve(sc, &c.target, &c.set, &super::command::before(sc, i)).expect("validated"), c.set.clone())).collect(),
             tap: None,
             installed,
         })

@@ -9,11 +9,11 @@
 //! | `stations.<name>` (a station of a Wi-Fi last hop) | `snr_db`: the mean SNR of both its links from now on (fading stays) |
 //! | `aps.<name>.law` (an AP that runs Law) | `limit_q_ms`, `limit_h_ms` (> 0): Law's limits from now on |
 //! | `aps.<name>.hw` (an AP whose `linux` path has `hw_time_limit_us`) | `time_limit_us` (100..=1000000): the hardware time limit of the PSDUs that reach the head of a hardware queue from now on |
-//! | `aps.<name>.lastpq` (an AP that runs LAST-PQ) | `demand_ms = { <flow> = ms }`, `percentile = { <flow> = β }`: a prioritized flow's demand from the next window on |
+//! | `aps.<name>.lastpq` (an AP that runs LAST-PQ) | `demand_ms = { <flow> = ms }`, `percentile = { <flow> = β }`: a prioritized flow's demand from the next window on; `add_flows = [{ flow, demand_ms, percentile }]` (as LAST-PQ's `flows`): flows to prioritize from their next packet on (spec §16 `add_flow`) |
 //! | `aps.<name>.<mechanism>` | what that mechanism's hook accepts (Zhuge, FastAck and ABC take none) |
 //!
-//! A command is resolved against the scenario before it runs ([`resolve`]): an unknown target, a key
-//! the target does not take, or a bad value is an error naming the key.
+//! A command is resolved against the scenario and the commands that run before it ([`resolve`]): an
+//! unknown target, a key the target does not take, or a bad value is an error naming the key.
 
 use crate::packet::NodeId;
 use crate::scenario::{Flow, LastHop, Scenario};
@@ -73,14 +73,23 @@ fn positive(set: &Map<String, Value>, key: &str) -> Result<Option<f64>, Refusal>
     number(set, key, |x| x.is_finite() && x > 0.0, "a positive number")
 }
 
-/// Resolves `target` with `set` against the scenario.
-pub(crate) fn resolve(sc: &Scenario, target: &str, set: &Map<String, Value>) -> Result<Target, Refusal> {
+/// The scenario's commands that run before its `i`-th: earlier in time, or at the same instant and
+/// listed before it (commands of one instant run in list order).
+pub(crate) fn before(sc: &Scenario, i: usize) -> Vec<&CommandConfig> {
+    let t = |c: &CommandConfig| super::build::secs(c.at_s);
+    let me = &sc.commands[i];
+    sc.commands.iter().enumerate().filter(|&(j, c)| t(c) < t(me) || (t(c) == t(me) && j < i)).map(|(_, c)| c).collect()
+}
+
+/// Resolves `target` with `set` against the scenario and the commands that ran before (`earlier`,
+/// which matter where one adds what a later one changes: LAST-PQ's `add_flows`).
+pub(crate) fn resolve(sc: &Scenario, target: &str, set: &Map<String, Value>, earlier: &[&CommandConfig]) -> Result<Target, Refusal> {
     let unknown = || (None, format!("unknown target '{target}': use flows.<name>, stations.<name>, aps.<name>.<mechanism> or aps.<name>.hw"));
     let (kind, rest) = target.split_once('.').ok_or_else(unknown)?;
     match kind {
         "flows" => resolve_flow(sc, rest, set),
         "stations" => resolve_station(sc, rest, set),
-        "aps" => resolve_ap(sc, rest, set),
+        "aps" => resolve_ap(sc, rest, set, earlier),
         _ => Err(unknown()),
     }
 }
@@ -115,7 +124,7 @@ fn resolve_station(sc: &Scenario, name: &str, set: &Map<String, Value>) -> Resul
     Ok(Target::StationSnr((sc.servers.len() + sc.aps.len() + si) as NodeId, snr))
 }
 
-fn resolve_ap(sc: &Scenario, rest: &str, set: &Map<String, Value>) -> Result<Target, Refusal> {
+fn resolve_ap(sc: &Scenario, rest: &str, set: &Map<String, Value>, earlier: &[&CommandConfig]) -> Result<Target, Refusal> {
     let Some((name, mech)) = rest.rsplit_once('.') else { return Err((None, format!("use aps.{rest}.<mechanism>"))) };
     let Some(ai) = sc.aps.iter().position(|a| a.name == name) else {
         if let Some((ap, more)) = rest.split_once('.').filter(|(ap, _)| sc.aps.iter().any(|a| a.name == *ap)) {
@@ -144,7 +153,9 @@ fn resolve_ap(sc: &Scenario, rest: &str, set: &Map<String, Value>) -> Result<Tar
         return Ok(Target::Path(crate::sim::topology::ap_node(sc, ai)));
     }
     if let crate::mech::MechanismConfig::Lastpq(p) = m {
-        resolve_demands(p, set)?;
+        let target = format!("aps.{rest}");
+        let added: Vec<&Value> = earlier.iter().filter(|c| c.target == target).filter_map(|c| c.set.get("add_flows")).collect();
+        resolve_lastpq(sc, ai, p, &added, set)?;
         return Ok(Target::Path(crate::sim::topology::ap_node(sc, ai)));
     }
     Ok(Target::Hook { ap: crate::sim::topology::ap_node(sc, ai), kind: m.kind() })
@@ -166,25 +177,51 @@ fn resolve_hw(sc: &Scenario, ai: usize, set: &Map<String, Value>) -> Result<Targ
     Ok(Target::Path(crate::sim::topology::ap_node(sc, ai)))
 }
 
-/// LAST-PQ's `demand_ms = { <flow> = ms }` / `percentile = { <flow> = β }`: tables of numbers for
-/// prioritized flows, and each flow's resulting demand usable (the one it has where `set` is silent).
-fn resolve_demands(p: &crate::mech::lastpq::LastPqParams, set: &Map<String, Value>) -> Result<(), Refusal> {
+/// LAST-PQ's `add_flows` (flows of this AP's downlink, not prioritized yet, each with a usable demand)
+/// and `demand_ms = { <flow> = ms }` / `percentile = { <flow> = β }` (tables of numbers for prioritized
+/// flows: the scenario's, those `added` by earlier commands and by this one). A changed flow's demand
+/// must be usable with the other field as the flow was given it.
+fn resolve_lastpq(sc: &Scenario, ai: usize, p: &crate::mech::lastpq::LastPqParams, added: &[&Value], set: &Map<String, Value>) -> Result<(), Refusal> {
+    use crate::mech::lastpq::FlowDemand;
+    let c = p.controller();
+    let mut known: Vec<FlowDemand> = p.flows.clone();
+    // Earlier commands were resolved when they were given, so their lists parse.
+    known.extend(added.iter().filter_map(|v| serde_json::from_value::<Vec<FlowDemand>>((*v).clone()).ok()).flatten());
+    if let Some(v) = set.get("add_flows") {
+        let list = v.as_array().filter(|l| !l.is_empty()).ok_or_else(|| (Some("add_flows".to_string()), format!("must be a non-empty list of {{ flow, demand_ms, percentile }}, e.g. add_flows = [{{ flow = \"t1\", demand_ms = 30 }}], got {v}")))?;
+        for (i, item) in list.iter().enumerate() {
+            let at = |k: &str| Some(format!("add_flows.{i}{}{k}", if k.is_empty() { "" } else { "." }));
+            let d: FlowDemand = serde_json::from_value(item.clone()).map_err(|e| (at(""), format!("{e} (an entry is {{ flow = \"<name>\", demand_ms = <ms>, percentile = <β, default 95> }})")))?;
+            let Some(j) = (0..sc.flows.len()).find(|&j| sc.flow_name(j) == d.flow) else {
+                return Err((at("flow"), format!("no flow named '{}'", d.flow)));
+            };
+            let to = &sc.flows[j].common().to;
+            if sc.stations.iter().find(|s| s.name == *to).and_then(|s| sc.find_ap_of(s)) != Some(ai) {
+                return Err((at("flow"), format!("flow '{}' goes to '{to}', not to a station of '{}': LAST-PQ prioritizes the AP's downlink", d.flow, sc.aps[ai].name)));
+            }
+            if known.iter().any(|k| k.flow == d.flow) {
+                return Err((at("flow"), format!("'{}' is prioritized already", d.flow)));
+            }
+            crate::mech::lastpq::check_demand(&c, d.demand_ms, d.percentile).map_err(|(k, r)| (at(k), r))?;
+            known.push(d);
+        }
+    }
     let value = |key: &str, name: &str| set.get(key).and_then(|t| t.get(name)).and_then(Value::as_f64);
-    for (key, v) in set {
+    for (key, v) in set.iter().filter(|(k, _)| *k != "add_flows") {
         let Some(table) = v.as_object().filter(|t| !t.is_empty()) else {
             return Err((Some(key.clone()), format!("must be a non-empty table of flow name = value, e.g. {key} = {{ vr = 15 }}, got {v}")));
         };
         for (name, x) in table {
             let at = |field: &str| Some(format!("{field}.{name}"));
-            let Some(d) = p.flows.iter().find(|d| d.flow == *name) else {
-                let known: Vec<&str> = p.flows.iter().map(|d| d.flow.as_str()).collect();
-                return Err((at(key), format!("'{name}' is not a flow LAST-PQ prioritizes here ({})", known.join(", "))));
+            let Some(d) = known.iter().find(|d| d.flow == *name) else {
+                let names: Vec<&str> = known.iter().map(|d| d.flow.as_str()).collect();
+                return Err((at(key), format!("'{name}' is not a flow LAST-PQ prioritizes here ({}; add it with add_flows)", names.join(", "))));
             };
             if !x.is_number() {
                 return Err((at(key), format!("must be a number, got {x}")));
             }
             let (ms, pct) = (value("demand_ms", name).unwrap_or(d.demand_ms), value("percentile", name).unwrap_or(d.percentile));
-            crate::mech::lastpq::check_demand(&p.controller(), ms, pct).map_err(|(field, r)| (at(field), r))?;
+            crate::mech::lastpq::check_demand(&c, ms, pct).map_err(|(field, r)| (at(field), r))?;
         }
     }
     Ok(())

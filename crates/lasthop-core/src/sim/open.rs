@@ -133,7 +133,8 @@ pub struct Sim {
     /// And of the base sequence numbers of the feedback about it.
     twcc_feedback_seqs: std::collections::BTreeMap<u32, crate::rtc::twcc::SeqUnwrapper>,
     /// Commands applied through [`Sim::command`] so far.
-    stepped_commands: u32,
+    /// The commands applied with [`Sim::command`], as `commands` entries at their times.
+    stepped: Vec<super::command::CommandConfig>,
 }
 
 /// The event digest after the event tagged `tag` at `now`.
@@ -168,7 +169,7 @@ impl Sim {
         for (i, c) in scenario.commands.iter().enumerate() {
             w.q.schedule_after_instant(super::build::secs(c.at_s), super::world::Event::Command { idx: i as u32 });
         }
-        Ok(Sim { w, scenario: scenario.clone(), twcc_seqs: Default::default(), twcc_feedback_seqs: Default::default(), stepped_commands: 0 })
+        Ok(Sim { w, scenario: scenario.clone(), twcc_seqs: Default::default(), twcc_feedback_seqs: Default::default(), stepped: Vec::new() })
     }
 
     /// Reserves the packet log for `packets` more packets (a real-time run cannot afford the copy when a
@@ -269,14 +270,17 @@ impl Sim {
     /// those entries gives the same run and event digest.
     pub fn command(&mut self, target: &str, set: &serde_json::Map<String, serde_json::Value>) -> Result<(), CommandError> {
         let err = |(key, msg)| CommandError { key, msg };
-        let t = super::command::resolve(&self.scenario, target, set).map_err(err)?;
         let now = self.now();
         self.advance_to(now);
+        // The scenario's commands due by now have run (those of this instant too: they come first).
+        let earlier: Vec<&super::command::CommandConfig> =
+            self.scenario.commands.iter().filter(|c| super::build::secs(c.at_s) <= now).chain(&self.stepped).collect();
+        let t = super::command::resolve(&self.scenario, target, set, &earlier).map_err(err)?;
         self.w.apply_command(now, &t, set).map_err(err)?;
-        let ev = super::world::Event::Command { idx: self.scenario.commands.len() as u32 + self.stepped_commands };
+        let ev = super::world::Event::Command { idx: (self.scenario.commands.len() + self.stepped.len()) as u32 };
         self.w.digest = fold_digest(self.w.digest, now, ev.tag());
         self.w.q.count_unqueued_event();
-        self.stepped_commands += 1;
+        self.stepped.push(super::command::CommandConfig { at_s: now.as_secs_f64(), target: target.to_string(), set: set.clone() });
         Ok(())
     }
 

@@ -19,18 +19,18 @@
 //! * [`mark`] — §16, the `skb->mark` encoding (TV12).
 //!
 //! Demands change at run time through `commands = [{ target = "aps.<ap>.lastpq", set = { demand_ms
-//! = { vr = 15 } } }]` or `Sim.command(...)`. Choices beyond the paper ([LH] in the spec) are
+//! = { vr = 15 } } }]` or `Sim.command(...)`, and `set = { add_flows = [{ flow, demand_ms }] }`
+//! prioritizes a flow from then on (§16's `add_flow`). Choices beyond the paper ([LH] in the spec) are
 //! parameters of [`LastPqParams`], among them the spec's options `count_drops_as_inf` (a drop is an
 //! infinite-latency sample) and `lpq_source = "head_packet"` (the throttler reads the l_pq marked on
 //! the head packet at its enqueue), both off by default, and `urgent_retries` (on by default: a
 //! flow's MPDUs in its TXQ's software retry queue count as its head for the throttler). The
-//! ath9k-internal DRR++ TID scheduler the paper describes is the Linux path's `afs_variant = "ath9k-drr++"`; the experiments keep mac80211's
-//! airtime-fairness scheduler (the spec's default for LAST-PQ scenarios is DRR++; with it the rows
-//! barely move, FIDELITY.md). The priority path reads whichever scheduler's deficits. With QAir on the
+//! ath9k-internal DRR++ TID scheduler the paper describes is the Linux path's `afs_variant =
+//! "ath9k-drr++"`, which the experiments run (the spec's default for LAST-PQ scenarios); mac80211's
+//! airtime-fairness scheduler works too. The priority path reads whichever scheduler's deficits. With QAir on the
 //! node (§17.6), l_hq adds the gate's expected hold, and at QAir's `psdu` release point a PSDU the
 //! priority path formed with a prioritized flow's packet leaves the gate first, as a tagged one. Not
-//! modelled: the controller's user/kernel feedback delay (zero); registering a new prioritized flow at
-//! run time (§16). What the experiments reproduce and what not (L2 VoIP, L3 FPS, L6, L7, L8's "worse
+//! modelled: the controller's user/kernel feedback delay (zero). What the experiments reproduce and what not (L2 VoIP, L3 FPS, L6, L7, L8's "worse
 //! with more clients", L14 on the walk back, L16/LP5, LP3's second half; LP4 for 20 → 15 ms only in
 //! some seeds) is in FIDELITY.md's LAST-PQ section, and each `lastpq-*` experiment's `checks`.
 

@@ -6,7 +6,7 @@
 //! first), topped up in FQ order. While a prioritized flow of an AC is active, PSDUs of the other TXQs
 //! are capped in airtime.
 
-use super::controller::{Demand, DelayController};
+use super::controller::{ControllerParams, Demand, DelayController};
 use super::drain::DrainEstimator;
 use super::params::{LastPqParams, LpqSource};
 use std::collections::VecDeque;
@@ -53,6 +53,10 @@ pub struct LastPqStats {
 #[derive(Debug)]
 pub struct LastPqPolicy {
     flows: Vec<PrioFlow>,
+    /// The flows that may be prioritized at run time (`add_flows`): name and scenario index of each
+    /// flow that ends at one of this AP's stations.
+    eligible: Vec<(String, u32)>,
+    controller: ControllerParams,
     drain: DrainEstimator,
     agg_cap: Option<SimDuration>,
     active: SimDuration,
@@ -63,29 +67,21 @@ pub struct LastPqPolicy {
 }
 
 impl LastPqPolicy {
-    /// The policy for `p`'s flows, `indices[i]` being the scenario index of `p.flows[i]`.
-    pub fn new(p: &LastPqParams, indices: &[u32]) -> Self {
+    /// The policy for `p`'s flows, `indices[i]` being the scenario index of `p.flows[i]`; `eligible`
+    /// lists the flows (name, scenario index) that `add_flows` may prioritize later.
+    pub fn new(p: &LastPqParams, indices: &[u32], eligible: Vec<(String, u32)>) -> Self {
         let c = p.controller();
         let flows = p
             .flows
             .iter()
             .zip(indices)
-            .map(|(d, &index)| PrioFlow {
-                name: d.flow.clone(),
-                index,
-                ctrl: DelayController::new(c, Demand { ms: d.demand_ms, percentile: d.percentile }, SimTime::ZERO),
-                txq: None,
-                last_enqueue: None,
-                urgent: false,
-                priority_dequeues: 0,
-                normal_dequeues: 0,
-                marks: VecDeque::new(),
-                drops: 0,
-            })
+            .map(|(d, &index)| PrioFlow::new(d.flow.clone(), index, DelayController::new(c, Demand { ms: d.demand_ms, percentile: d.percentile }, SimTime::ZERO)))
             .collect();
         let us = |x: f64| SimDuration::from_ns((x * 1e3).round() as u64);
         LastPqPolicy {
             flows,
+            eligible,
+            controller: c,
             drain: DrainEstimator::new(p.t_ctt_weight, us(p.guard_ms * 1e3), T_CTT0_US),
             agg_cap: (p.agg_cap_nonprio_us > 0.0).then(|| us(p.agg_cap_nonprio_us)),
             active: us(p.active_ms * 1e3),
@@ -120,6 +116,10 @@ impl LastPqPolicy {
 }
 
 impl PrioFlow {
+    fn new(name: String, index: u32, ctrl: DelayController) -> Self {
+        PrioFlow { name, index, ctrl, txq: None, last_enqueue: None, urgent: false, priority_dequeues: 0, normal_dequeues: 0, marks: VecDeque::new(), drops: 0 }
+    }
+
     /// The l_pq marked on the head packet (enqueued at `head`): marks of packets that left are
     /// forgotten; none left when the queue is empty.
     fn head_mark(&mut self, head: Option<SimTime>) -> Option<u64> {
@@ -219,9 +219,26 @@ impl DriverPolicy for LastPqPolicy {
         }
     }
 
-    /// `demand_ms = { <flow> = ms }`, `percentile = { <flow> = β }` (resolved against the scenario).
+    /// `add_flows = [{ flow, demand_ms, percentile }]`, `demand_ms = { <flow> = ms }`, `percentile = {
+    /// <flow> = β }` (resolved against the scenario and the commands before).
     fn on_command(&mut self, now: SimTime, set: &Map<String, Value>) -> Result<(), (String, String)> {
-        for (key, table) in set {
+        // Flows added first, so that the same command may set their demands too.
+        if let Some(list) = set.get("add_flows") {
+            let list = list.as_array().ok_or_else(|| ("add_flows".to_string(), "must be a list of { flow, demand_ms, percentile }".to_string()))?;
+            for (i, v) in list.iter().enumerate() {
+                let at = |k: &str| format!("add_flows.{i}.{k}");
+                let d: super::params::FlowDemand = serde_json::from_value(v.clone()).map_err(|e| (format!("add_flows.{i}"), e.to_string()))?;
+                super::params::check_demand(&self.controller, d.demand_ms, d.percentile).map_err(|(k, r)| (at(k), r))?;
+                if self.flows.iter().any(|f| f.name == d.flow) {
+                    return Err((at("flow"), format!("'{}' is prioritized already", d.flow)));
+                }
+                let &(_, index) = self.eligible.iter().find(|(n, _)| *n == d.flow).ok_or_else(|| (at("flow"), format!("'{}' does not end at a station of this AP", d.flow)))?;
+                // From the next packet on, the flow's packets take a flow queue of their own (those
+                // queued already stay where they are) and its controller starts its windows now.
+                self.flows.push(PrioFlow::new(d.flow, index, DelayController::new(self.controller, Demand { ms: d.demand_ms, percentile: d.percentile }, now)));
+            }
+        }
+        for (key, table) in set.iter().filter(|(k, _)| *k != "add_flows") {
             let Some(table) = table.as_object() else { return Err((key.clone(), "must be a table of flow name = value".into())) };
             for (name, v) in table {
                 let at = format!("{key}.{name}");
@@ -231,7 +248,7 @@ impl DriverPolicy for LastPqPolicy {
                 match key.as_str() {
                     "demand_ms" => d.ms = x,
                     "percentile" => d.percentile = x,
-                    _ => return Err((key.clone(), "unknown key; LAST-PQ takes demand_ms, percentile".into())),
+                    _ => return Err((key.clone(), "unknown key; LAST-PQ takes add_flows, demand_ms, percentile".into())),
                 }
                 f.ctrl.set_demand(now, d);
             }

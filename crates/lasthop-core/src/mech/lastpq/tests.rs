@@ -159,7 +159,7 @@ fn pkt(flow: u32) -> Packet {
 fn policy(flows: &[(&str, f64)]) -> LastPqPolicy {
     let p = LastPqParams { flows: flows.iter().map(|&(f, ms)| FlowDemand { flow: f.into(), demand_ms: ms, percentile: 95.0 }).collect(), ..Default::default() };
     p.validate().unwrap();
-    LastPqPolicy::new(&p, &(0..flows.len() as u32).collect::<Vec<_>>())
+    LastPqPolicy::new(&p, &(0..flows.len() as u32).collect::<Vec<_>>(), Vec::new())
 }
 
 #[test]
@@ -233,7 +233,7 @@ fn subframes_awaiting_retry_keep_a_flow_urgent() {
     assert_eq!(pol.priority_txq(now, BE, &v), None, "the packet in FQ alone waited 1 ms");
     // With `urgent_retries = false` only the FQ queue counts.
     let p = LastPqParams { flows: vec![FlowDemand { flow: "vr".into(), demand_ms: 20.0, percentile: 95.0 }], urgent_retries: false, ..Default::default() };
-    let mut off = LastPqPolicy::new(&p, &[0]);
+    let mut off = LastPqPolicy::new(&p, &[0], Vec::new());
     off.on_enqueue(SimTime::ZERO, &pkt(0), 0, BE);
     v.flows.insert((0, 0, BE), (0, None, 0));
     v.retries.insert((0, 0, BE), SimTime::ZERO);
@@ -248,6 +248,38 @@ fn commands_change_a_demand_and_refuse_unknown_flows() {
     assert_eq!(pol.stats()["flows"][0]["demand_ms"], 15.0);
     let e = pol.on_command(SimTime::ZERO, &set(serde_json::json!({ "demand_ms": { "voip": 15 } }))).unwrap_err();
     assert_eq!(e.0, "demand_ms.voip");
+}
+
+/// Spec §16's `add_flow` as a command: the flow is dedicated from then on (its next packets take a flow
+/// queue of their own), its controller starts its windows at the command, and the same command may set
+/// its demand; a flow prioritized already, one that does not end at this AP, or a demand without a
+/// band is refused with its path.
+#[test]
+fn add_flows_prioritizes_a_flow_from_the_command_on() {
+    let p = LastPqParams { flows: vec![FlowDemand { flow: "vr".into(), demand_ms: 20.0, percentile: 95.0 }], ..Default::default() };
+    let mut pol = LastPqPolicy::new(&p, &[0], vec![("vr".into(), 0), ("t1".into(), 3)]);
+    let set = |j: serde_json::Value| j.as_object().unwrap().clone();
+    assert!(!pol.dedicated(3));
+    let at = SimTime::from_secs(5);
+    pol.on_command(at, &set(serde_json::json!({ "add_flows": [{ "flow": "t1", "demand_ms": 30 }], "percentile": { "t1": 90 } }))).unwrap();
+    assert!(pol.dedicated(3) && pol.dedicated(0));
+    let t1 = &pol.stats()["flows"][1];
+    assert_eq!((t1["flow"].as_str(), t1["demand_ms"].as_f64(), t1["percentile"].as_f64()), (Some("t1"), Some(30.0), Some(90.0)));
+    // Its first window closes 20 ms after the command: l_pq starts at th_L = 15 ms and moves only then.
+    pol.on_enqueue(at, &pkt(3), 1, 2);
+    pol.on_acked(at + SimDuration::from_ms(10), &Packet { enqueued: at, ..pkt(3) });
+    pol.on_acked(at + SimDuration::from_ms(21), &Packet { enqueued: at + SimDuration::from_ms(11), ..pkt(3) });
+    assert_eq!(pol.stats()["flows"][1]["windows"], 1);
+    let refused = |j: serde_json::Value| pol_err(&p, j);
+    assert_eq!(refused(serde_json::json!({ "add_flows": [{ "flow": "vr", "demand_ms": 30 }] })), "add_flows.0.flow");
+    assert_eq!(refused(serde_json::json!({ "add_flows": [{ "flow": "b1", "demand_ms": 30 }] })), "add_flows.0.flow");
+    assert_eq!(refused(serde_json::json!({ "add_flows": [{ "flow": "t1", "demand_ms": 1.5 }] })), "add_flows.0.demand_ms");
+    assert_eq!(refused(serde_json::json!({ "add_flows": [{ "flow": "t1" }] })), "add_flows.0");
+}
+
+fn pol_err(p: &LastPqParams, set: serde_json::Value) -> String {
+    let mut pol = LastPqPolicy::new(p, &[0], vec![("vr".into(), 0), ("t1".into(), 3)]);
+    pol.on_command(SimTime::ZERO, set.as_object().unwrap()).unwrap_err().0
 }
 
 #[test]
@@ -266,7 +298,7 @@ fn policy_with(flows: &[(&str, f64)], f: impl FnOnce(&mut LastPqParams)) -> Last
     let mut p = LastPqParams { flows: flows.iter().map(|&(f, ms)| FlowDemand { flow: f.into(), demand_ms: ms, percentile: 95.0 }).collect(), ..Default::default() };
     f(&mut p);
     p.validate().unwrap();
-    LastPqPolicy::new(&p, &(0..flows.len() as u32).collect::<Vec<_>>())
+    LastPqPolicy::new(&p, &(0..flows.len() as u32).collect::<Vec<_>>(), Vec::new())
 }
 
 /// `count_drops_as_inf` (spec §13.1): a window of 20 packets acknowledged after 5 ms and one dropped
