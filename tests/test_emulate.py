@@ -18,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import lasthop
+from lasthop.emulate import send_command
 from support import EXAMPLES, REPO, ctrl_c_able, read_pcap, small_scenario, write_scenario
 
 pytestmark = [pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/dev/net/tun") or not shutil.which("ip"),
@@ -170,6 +171,58 @@ def test_replay_reproduces_every_decision_of_an_emulation(tmp_path: Path) -> Non
     pd.testing.assert_frame_equal(a, b)
     assert json.loads((run / "summary.json").read_text())["event_digest"] == \
         json.loads((run / "replay" / "summary.json").read_text())["event_digest"]
+
+
+def test_commands_on_the_control_socket_act_at_once_and_replay(tmp_path: Path) -> None:
+    """LAST-PQ's home (examples/lastpq_vr.toml) with a real flow to a client: an app inside the emulation
+    lowers the VR demand through the control socket ($LASTHOP_CONTROL) and gets a refusal for an unknown
+    flow; the test process sends one more (`send_command`). The summary's scenario records the two
+    applied commands at their model times, the policy ends at the last demand, and replaying the run
+    with them gives the same event digest."""
+    import tomllib
+
+    sc = tomllib.loads((EXAMPLES / "lastpq_vr.toml").read_text())
+    sc.pop("variants", None)
+    sc["flows"].append({"name": "real", "type": "external", "from": "server", "to": "c1"})
+    path = write_scenario(tmp_path / "lastpq_emu.toml", sc)
+    run, sock = tmp_path / "run", tmp_path / "ctl.sock"
+    proc = subprocess.Popen([sys.executable, "-m", "lasthop", "emulate", str(path), "--duration", "5", "--out", str(run),
+                             "--lag-budget-us", "100000", "--control", str(sock), "--", sys.executable,
+                             str(APPS / "control_demands.py")], cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "AT_S": "1.5", "HOLD_S": "30"})
+    try:
+        for _ in range(200):  # until the emulation listens
+            if sock.exists():
+                break
+            time.sleep(0.05)
+        time.sleep(3.0)
+        at_s = send_command(sock, "aps.ap.lastpq", demand_ms={"vr": 16})
+        with pytest.raises(ValueError, match="'t9' is not a flow LAST-PQ prioritizes here"):
+            send_command(sock, "aps.ap.lastpq", demand_ms={"t9": 16})
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err
+    answers = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    assert answers[0]["ok"] and 1.0 < answers[0]["at_s"] < 3.0, answers
+    assert not answers[1]["ok"] and "'nope' is not a flow LAST-PQ prioritizes here" in answers[1]["error"], answers
+    summary = json.loads((run / "summary.json").read_text())
+    cmds = summary["scenario"]["commands"]
+    assert [c["set"] for c in cmds] == [{"demand_ms": {"vr": 12}}, {"demand_ms": {"vr": 16}}], cmds
+    assert cmds[0]["at_s"] == answers[0]["at_s"] and cmds[1]["at_s"] == at_s and answers[0]["at_s"] < at_s < 5.0
+    assert summary["emulation"]["control_commands"] == 2
+    policy = summary["components"]["wifi"]["nodes"][0]["path"]["driver_policy"]
+    assert policy["flows"][0]["demand_ms"] == 16.0
+    assert not sock.exists(), "the socket is removed at the end"
+    r = subprocess.run([sys.executable, "-m", "lasthop", "replay", str(run)], capture_output=True, text=True,
+                       cwd=tmp_path, timeout=120)
+    assert r.returncode == 0 and "identical" in r.stdout, r.stdout + r.stderr
+
+
+def test_a_control_path_that_is_not_a_socket_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "taken").write_text("x")
+    r = _emulate(_scenario(tmp_path), "--duration", "1", "--control", tmp_path / "taken", cwd=tmp_path)
+    assert r.returncode == 2 and "--control" in r.stderr and "exists and is not a socket" in r.stderr, r.stderr
 
 
 def test_replay_refuses_a_simulated_run(tmp_path: Path, small: Path) -> None:

@@ -155,6 +155,7 @@ def emulate(
     stdout_to_stderr: bool = False,
     pcap_dir: str | None = None,
     bypass: bool = False,
+    control: str | None = None,
 ) -> dict[str, Any]:
     """Runs the scenario in real time with its external flows' endpoints as real namespaces
     (lasthop-emu); ``run``'s dict plus ``emulation``. ValueError: nothing to emulate / unknown node;

@@ -14,6 +14,14 @@ section: the lag of every packet written out (write time − the model's release
 max), whether the p99.9 is within ``lag_budget_us`` (``valid``), packets carried, unmapped and not
 writable, the real nodes, and the command's exit status. Needs root (namespaces, ``/dev/net/tun``) and
 iproute2; ``lasthop doctor`` checks them.
+
+With ``control=PATH`` the emulation listens on a Unix socket for run-time commands while it runs, the
+same as a scenario's ``commands`` and ``Sim.command`` (a LAST-PQ demand, a station's SNR, Law's
+limits): one JSON line ``{"target": ..., "set": {...}}`` per command, answered by ``{"ok": true,
+"at_s": ...}`` or ``{"ok": false, "error": ...}`` (:func:`send_command` does both; so does ``socat -
+UNIX-CONNECT:PATH``). The command in the namespace finds the path in ``LASTHOP_CONTROL``. Each command
+acts at the model time it is read and is recorded in the result's scenario as a ``commands`` entry, so
+:func:`replay` reproduces the run with it.
 """
 
 from __future__ import annotations
@@ -31,7 +39,7 @@ from lasthop.result import RunResult
 from lasthop.runner import _as_scenario, in_engine_thread
 from lasthop.scenario import Scenario
 
-__all__ = ["emulate", "replay", "Emulation", "EmulationError"]
+__all__ = ["emulate", "replay", "send_command", "Emulation", "EmulationError"]
 
 LAG_FILE, INPUTS_FILE = "lag.parquet", "inputs.parquet"
 
@@ -86,7 +94,7 @@ class Emulation:
 def emulate(scenario: Scenario | str | os.PathLike[str] | Mapping[str, Any], command: Sequence[str] = (), *,
             seed: int | None = None, duration_s: float | None = None, node: str | None = None,
             lag_budget_us: float = 500.0, spin_us: float = 100.0, stdout_to_stderr: bool = False,
-            pcap: bool = True, bypass: bool = False) -> Emulation:
+            pcap: bool = True, bypass: bool = False, control: str | os.PathLike[str] | None = None) -> Emulation:
     """Runs ``scenario`` in real time with its external flows' endpoints as real namespaces; see the
     module docs. Ctrl-C ends the emulation (namespaces removed) and raises KeyboardInterrupt."""
     sc = _as_scenario(scenario)
@@ -99,7 +107,8 @@ def emulate(scenario: Scenario | str | os.PathLike[str] | Mapping[str, Any], com
     try:
         out = in_engine_thread(lambda: _lasthop.emulate(sc.to_json(), sc.base_dir, None, duration_s, lag_budget_us,
                                                         spin_us, list(command), node, handle, stdout_to_stderr,
-                                                        captures.name if pcap else None, bypass),
+                                                        captures.name if pcap else None, bypass,
+                                                        None if control is None else os.path.abspath(control)),
                                handle, sc, name="lasthop-emulate")
     except (ValueError, OSError) as e:
         raise EmulationError(str(e)) from None
@@ -130,6 +139,33 @@ def emulate(scenario: Scenario | str | os.PathLike[str] | Mapping[str, Any], com
     with captures:
         pcaps = {p.name: p.read_bytes() for p in sorted(Path(captures.name).glob("*.pcap"))}
     return Emulation(res, lag, inputs, pcaps)
+
+
+def send_command(path: str | os.PathLike[str], target: str, set: Mapping[str, Any] | None = None, *,
+                 timeout_s: float = 5.0, **values: Any) -> float:
+    """Sends one run-time command to a running emulation's control socket (``emulate(control=PATH)``,
+    ``lasthop emulate --control PATH``), e.g. ``send_command(path, "aps.ap.lastpq", demand_ms={"vr":
+    15})``; returns the model time (s) it acted at. Raises ``ValueError`` with the emulation's answer
+    when it refuses the command, ``OSError`` when nothing listens at ``path``."""
+    import socket
+
+    from lasthop.scenario import _to_json_value
+
+    request = {"target": target, "set": _to_json_value({**(set or {}), **values}, ("set",))}
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(timeout_s)
+        s.connect(os.fspath(path))
+        s.sendall(json.dumps(request).encode() + b"\n")
+        reply = b""
+        while not reply.endswith(b"\n"):
+            chunk = s.recv(65536)
+            if not chunk:
+                raise OSError(f"{os.fspath(path)}: the emulation closed the connection without an answer")
+            reply += chunk
+    answer = json.loads(reply)
+    if not answer.get("ok"):
+        raise ValueError(answer.get("error", "refused"))
+    return float(answer["at_s"])
 
 
 def replay(run_dir: str | os.PathLike[str]) -> RunResult:

@@ -23,7 +23,9 @@
 //!   emulation ([`netns::remove_stale`]).
 //! * [`rtp`]: plaintext RTP/RTCP of flows with `rtp`, read and rewritten for Zhuge's TWCC.
 //! * [`pcap`]: captures of what crossed each real node's device, and of a simulated run's end hosts.
+//! * [`control`]: a Unix socket taking run-time commands (JSON lines) while the emulation runs.
 
+pub mod control;
 pub mod netns;
 pub mod pcap;
 pub mod realtime;

@@ -41,11 +41,13 @@ pub struct EmuConfig {
     /// Write `<node>.pcap` here for each real node: every packet it sent into the model and every one
     /// the model delivered to it, as raw IPv4, time-stamped when it crossed the device.
     pub pcap_dir: Option<std::path::PathBuf>,
+    /// Listen on this Unix socket for run-time commands ([`crate::control`]).
+    pub control: Option<std::path::PathBuf>,
 }
 
 impl Default for EmuConfig {
     fn default() -> Self {
-        EmuConfig { duration: None, lag_budget: SimDuration::from_us(500), spin: SimDuration::from_us(100), command: Vec::new(), command_node: None, command_stdout_to_stderr: false, bypass: false, pcap_dir: None }
+        EmuConfig { duration: None, lag_budget: SimDuration::from_us(500), spin: SimDuration::from_us(100), command: Vec::new(), command_node: None, command_stdout_to_stderr: false, bypass: false, pcap_dir: None, control: None }
     }
 }
 
@@ -111,6 +113,9 @@ pub struct EmuOutput {
     /// The CPUs were kept out of idle states slower to leave than 0 µs (a PM QoS request on
     /// `/dev/cpu_dma_latency`, as `cyclictest` makes); false where that was refused.
     pub cpu_latency_held: bool,
+    /// The commands applied from the control socket, as `commands` entries at their model times: with
+    /// the inputs, what a replay needs.
+    pub commands: Vec<lasthop_core::sim::CommandConfig>,
 }
 
 /// Asks the kernel's PM QoS for a CPU wake-up latency of 0 µs while the returned file stays open: idle
@@ -238,8 +243,9 @@ fn set_up(names: &[String]) -> Result<Nodes, EmuError> {
 }
 
 /// The command in `node`'s namespace, in its own process group, told every real node's namespace and
-/// address (`LASTHOP_IP_<NODE>`, `LASTHOP_NS_<NODE>`; NODE upper-cased, other characters `_`).
-fn spawn(cmd: &[String], node: &RealNode, all: &[RealNode], stdout_to_stderr: bool) -> Result<Child, EmuError> {
+/// address (`LASTHOP_IP_<NODE>`, `LASTHOP_NS_<NODE>`; NODE upper-cased, other characters `_`) and the
+/// control socket's path if there is one (`LASTHOP_CONTROL`).
+fn spawn(cmd: &[String], node: &RealNode, all: &[RealNode], stdout_to_stderr: bool, control: Option<&std::path::Path>) -> Result<Child, EmuError> {
     let mut c = Command::new("ip");
     c.args(["netns", "exec", &node.netns]).args(cmd).process_group(0);
     if stdout_to_stderr {
@@ -248,6 +254,9 @@ fn spawn(cmd: &[String], node: &RealNode, all: &[RealNode], stdout_to_stderr: bo
     for n in all {
         let key: String = n.name.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' }).collect();
         c.env(format!("LASTHOP_IP_{key}"), n.addr.to_string()).env(format!("LASTHOP_NS_{key}"), &n.netns);
+    }
+    if let Some(p) = control {
+        c.env("LASTHOP_CONTROL", p);
     }
     c.spawn().map_err(|e| EmuError::Setup(format!("cannot start `{}`: {e}", cmd.join(" "))))
 }
@@ -294,6 +303,11 @@ pub fn emulate(sc: &Scenario, seed: u64, cfg: &EmuConfig, cancel: &AtomicBool, p
     let end = cfg.duration.map(|d| SimTime::ZERO + d).unwrap_or(sim.end()).min(sim.end());
     let pcaps = captures(cfg.pcap_dir.as_deref(), &nodes.info)?;
     let mut lp = Loop::new(&nodes, ports, cfg.spin, pcaps)?;
+    let control = cfg.control.as_deref().map(crate::control::Control::bind).transpose()?;
+    if let Some(c) = &control {
+        lp.epoll.add(c.listener(), EpollEvent::new(EpollFlags::EPOLLIN, CONTROL)).map_err(io)?;
+    }
+    lp.control = control;
     lp.rtp = rtp_flows(sc);
     lp.bypass = cfg.bypass.then(Clock::start).transpose()?;
     // Timer expirations on time, not up to 50 µs late (the default slack of a normal thread), and the
@@ -303,7 +317,7 @@ pub fn emulate(sc: &Scenario, seed: u64, cfg: &EmuConfig, cancel: &AtomicBool, p
     let realtime = realtime_priority();
     let cpu_latency = hold_cpu_latency();
     let clock = Clock::start()?;
-    let mut child = if cfg.command.is_empty() { None } else { Some(spawn(&cfg.command, &nodes.info[cmd_node], &nodes.info, cfg.command_stdout_to_stderr)?) };
+    let mut child = if cfg.command.is_empty() { None } else { Some(spawn(&cfg.command, &nodes.info[cmd_node], &nodes.info, cfg.command_stdout_to_stderr, cfg.control.as_deref())?) };
     let result = lp.run(&mut sim, &clock, end, &mut child, cancel, progress);
     if realtime {
         normal_priority();
@@ -328,6 +342,7 @@ pub fn emulate(sc: &Scenario, seed: u64, cfg: &EmuConfig, cancel: &AtomicBool, p
         command_killed,
         realtime,
         cpu_latency_held,
+        commands: lp.control.take().map(|c| c.into_applied()).unwrap_or_default(),
         rtp: serde_json::Value::Object(lp.rtp.iter().map(|(f, r)| (sc.flows[*f as usize].common().name.unwrap_or("").to_string(), r.stats())).collect()),
         run: sim.finish(),
     };
@@ -357,6 +372,9 @@ struct Loop<'a> {
     pub inputs: Vec<Input>,
     /// Per flow with `rtp` (by index): its RTP state.
     rtp: HashMap<u32, RtpFlow>,
+    /// The control socket, and whether epoll saw it (or one of its connections) readable.
+    control: Option<crate::control::Control>,
+    control_ready: bool,
     pub injected: u64,
     pub written: u64,
     pub unmapped: u64,
@@ -364,6 +382,8 @@ struct Loop<'a> {
 }
 
 const TIMER: u64 = u64::MAX;
+/// The epoll key of the control socket and its connections.
+pub(crate) const CONTROL: u64 = u64::MAX - 1;
 /// Packets the logs are reserved for up front.
 const RESERVE: usize = 1 << 22;
 /// A packet the model has held this long was dropped in it (its bytes are forgotten).
@@ -393,6 +413,8 @@ impl<'a> Loop<'a> {
             lag_ns: Vec::with_capacity(RESERVE),
             inputs: Vec::with_capacity(RESERVE),
             rtp: HashMap::new(),
+            control: None,
+            control_ready: false,
             injected: 0,
             written: 0,
             unmapped: 0,
@@ -452,25 +474,36 @@ impl Loop<'_> {
         self.timer.set(Expiration::OneShot(ts), TimerSetTimeFlags::TFD_TIMER_ABSTIME).map_err(io)?;
         let mut events = [EpollEvent::empty(); 16];
         match self.epoll.wait(&mut events, 1000u16) {
-            Ok(_) | Err(nix::errno::Errno::EINTR) => {}
+            Ok(n) => self.control_ready |= events[..n].iter().any(|e| e.data() == CONTROL),
+            Err(nix::errno::Errno::EINTR) => {}
             Err(e) => return Err(io(e)),
         }
         let _ = self.timer.unset();
         Ok(())
     }
 
-    /// Whether a device has a packet to read (without waiting).
-    fn readable(&self) -> Result<bool, EmuError> {
+    /// Whether a device (or the control socket) has something to read (without waiting).
+    fn readable(&mut self) -> Result<bool, EmuError> {
         let mut events = [EpollEvent::empty(); 16];
         match self.epoll.wait(&mut events, 0u16) {
-            Ok(n) => Ok(events[..n].iter().any(|e| e.data() != TIMER)),
+            Ok(n) => {
+                self.control_ready |= events[..n].iter().any(|e| e.data() == CONTROL);
+                Ok(events[..n].iter().any(|e| e.data() != TIMER))
+            }
             Err(nix::errno::Errno::EINTR) => Ok(false),
             Err(e) => Err(io(e)),
         }
     }
 
-    /// Reads every packet waiting on every device and hands each to the model; returns how many.
+    /// Serves the control socket if it has something (first: a command acts before the packets read
+    /// at the same model time, as a replay's scheduled command does), then reads every packet waiting
+    /// on every device and hands each to the model; returns how many.
     fn read_all(&mut self, sim: &mut Sim) -> Result<usize, EmuError> {
+        if std::mem::take(&mut self.control_ready) {
+            if let Some(c) = self.control.as_mut() {
+                c.serve(sim, &self.epoll)?;
+            }
+        }
         let mut n = 0;
         for k in 0..self.tuns.len() {
             loop {

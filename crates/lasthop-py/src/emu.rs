@@ -16,7 +16,7 @@ fn duration(name: &str, v: f64) -> PyResult<SimDuration> {
 }
 
 #[pyfunction]
-#[pyo3(signature = (scenario_json, base_dir, seed=None, duration_s=None, lag_budget_us=500.0, spin_us=100.0, command=Vec::new(), command_node=None, progress=None, stdout_to_stderr=false, pcap_dir=None, bypass=false))]
+#[pyo3(signature = (scenario_json, base_dir, seed=None, duration_s=None, lag_budget_us=500.0, spin_us=100.0, command=Vec::new(), command_node=None, progress=None, stdout_to_stderr=false, pcap_dir=None, bypass=false, control=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn emulate<'py>(
     py: Python<'py>,
@@ -32,8 +32,9 @@ pub(crate) fn emulate<'py>(
     stdout_to_stderr: bool,
     pcap_dir: Option<std::path::PathBuf>,
     bypass: bool,
+    control: Option<std::path::PathBuf>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let sc = Scenario::from_json_str(scenario_json, Path::new(base_dir)).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let mut sc = Scenario::from_json_str(scenario_json, Path::new(base_dir)).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let seed = seed.unwrap_or(sc.seed);
     let cfg = EmuConfig {
         duration: duration_s.map(|d| duration("duration_s", d)).transpose()?,
@@ -44,6 +45,7 @@ pub(crate) fn emulate<'py>(
         command_stdout_to_stderr: stdout_to_stderr,
         pcap_dir,
         bypass,
+        control,
     };
     let shared = progress.map(|p| p.get().inner.clone()).unwrap_or_default();
     let out = py.detach(|| lasthop_emu::emulate(&sc, seed, &cfg, &shared.1, &shared.0));
@@ -53,6 +55,8 @@ pub(crate) fn emulate<'py>(
         Err(e) => return Err(PyOSError::new_err(e.to_string())),
     };
     let cancelled = shared.1.load(Ordering::Relaxed);
+    // The control socket's commands join the scenario's, so that replaying it reproduces the run.
+    sc.commands.extend(out.commands.iter().cloned());
     let d = output_dict(py, &out.run, &sc, seed)?;
     let e = PyDict::new(py);
     let p999 = out.lag_percentile_ns(99.9);
@@ -85,6 +89,7 @@ pub(crate) fn emulate<'py>(
     e.set_item("command_status", out.command_status)?;
     e.set_item("command_killed", out.command_killed)?;
     e.set_item("interrupted", cancelled)?;
+    e.set_item("control_commands", out.commands.len())?;
     e.set_item("realtime_priority", out.realtime)?;
     e.set_item("cpu_latency_held", out.cpu_latency_held)?;
     e.set_item("rtp", out.rtp.to_string())?;

@@ -30,10 +30,14 @@ from lasthop.scenario import Scenario
               help="Write OUT/pcap/<node>.pcap: what each real node sent into the model and received from it.")
 @click.option("--bypass", is_flag=True,
               help="Relay real packets straight through, without the model (measures the emulator's own cost).")
+@click.option("--control", type=click.Path(dir_okay=False, path_type=Path), metavar="PATH",
+              help="Take run-time commands on this Unix socket while running: JSON lines "
+                   '{"target": "aps.ap.lastpq", "set": {"demand_ms": {"vr": 15}}} (COMMAND finds it in $LASTHOP_CONTROL).')
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON document on stdout.")
 @click.pass_context
 def command(ctx: click.Context, scenario: Path, cmd: tuple[str, ...], duration_s: float | None, out: Path | None,
-            node: str | None, seed: int | None, variant: str | None, lag_budget_us: float, spin_us: float, pcap: bool, bypass: bool, as_json: bool) -> None:
+            node: str | None, seed: int | None, variant: str | None, lag_budget_us: float, spin_us: float, pcap: bool, bypass: bool,
+            control: Path | None, as_json: bool) -> None:
     """Run SCENARIO in real time, with the endpoints of its `external` flows as real network namespaces
     (each with a TUN device and an address 10.77.0.k), and COMMAND in one of them. Real packets cross the
     modelled network between them; modelled flows share it. Needs root (see `lasthop doctor`)."""
@@ -49,9 +53,9 @@ def command(ctx: click.Context, scenario: Path, cmd: tuple[str, ...], duration_s
         click.echo(f"lasthop: no command: emulating for the scenario's duration ({sc.duration_s:g} s)", err=True)
     try:
         em = emulate(sc, command_line, seed=seed, duration_s=duration_s, node=node, lag_budget_us=lag_budget_us,
-                     spin_us=spin_us, stdout_to_stderr=as_json, pcap=pcap, bypass=bypass)
+                     spin_us=spin_us, stdout_to_stderr=as_json, pcap=pcap, bypass=bypass, control=control)
     except EmulationError as e:
-        raise click.UsageError(str(e)) if "not a real node" in str(e) or "no `external` flow" in str(e) \
+        raise click.UsageError(str(e)) if "not a real node" in str(e) or "no `external` flow" in str(e) or "--control" in str(e) \
             else LasthopError(f"emulation: {e}") from None
     try:
         em.save(out)
@@ -66,6 +70,8 @@ def command(ctx: click.Context, scenario: Path, cmd: tuple[str, ...], duration_s
         print_run(em.result, out)
         nodes = ", ".join(f"{n['node']} {n['address']} ({n['netns']})" for n in emu["nodes"])
         click.echo(f"real nodes: {nodes}")
+        if control is not None:
+            click.echo(f"control socket {control}: {emu['control_commands']} command(s) applied (summary.json's scenario has them)")
         click.echo(f"packets: {emu['injected']} into the model, {emu['written']} out, {emu['unmapped']} not carried; "
                    f"lag p50 {emu['lag_p50_us']:.0f} µs, p99.9 {emu['lag_p999_us']:.0f} µs, "
                    f"max {emu['lag_max_us']:.0f} µs (budget {lag_budget_us:g} µs at p99.9)")
