@@ -113,6 +113,17 @@ def test_run_accepts_paths_and_dicts(tmp_path: Path) -> None:
     assert a.summary["event_digest"] == b.summary["event_digest"]
 
 
+def test_true_and_all_are_one_packets_setting() -> None:
+    """`packets = true` and `"all"` (and `false` and `"none"`) resolve to one scenario, so a sweep point
+    gets one key whichever was written."""
+    from lasthop.sweeps import point_key
+
+    for flag, mode in ((True, "all"), (False, "none")):
+        a, b = _with_output({"packets": flag}), _with_output({"packets": mode})
+        assert a.to_json() == b.to_json() and a.to_dict()["output"]["packets"] == mode
+        assert point_key(a, 1) == point_key(b, 1)
+
+
 def test_packet_log_can_be_disabled() -> None:
     d = small_scenario(duration_s=2.0)
     d["output"] = {"packets": False}

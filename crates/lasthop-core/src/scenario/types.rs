@@ -476,11 +476,19 @@ pub struct OutputOptions {
 
 
 /// `output.packets`: a mode, or `true`/`false` for `"all"`/`"none"`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
 #[serde(untagged)]
 pub enum PacketsSetting {
     Flag(bool),
     Mode(PacketsMode),
+}
+
+/// As its mode: `true` and `"all"` are one setting, so a resolved scenario (and a sweep point's key)
+/// does not depend on which was written.
+impl Serialize for PacketsSetting {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.mode().serialize(s)
+    }
 }
 
 /// By hand, so that a wrong value is told what the right ones are (serde's untagged enums say only
