@@ -102,8 +102,8 @@ def test_lp4_each_runtime_change_reaches_its_band_within_a_second() -> None:
     within a few ms of what the phone's rate drains a 1080p frame in beside six TCP flows, so one
     second's share swings around 0.8, and the phase's own share is about the same (0.80 / 0.79 / 0.75):
     band-keeping, not slow settling. For those three the test holds only weaker bounds (FIDELITY.md,
-    LAST-PQ, E1): more than 60 % of the second's windows in band and the phase's p95 within 1 ms of its
-    demand. Every change reaches its band within 150 ms."""
+    LAST-PQ, E1): more than 60 % of the second's windows in band, and that second's p95 and the phase's
+    within 1 ms of the demand. Every change reaches its band within 150 ms."""
     doc = run_experiment("lastpq-runtime")
     changes = {(r["location"], r["demand_ms"]): r for r in doc["rows"] if r["demand_ms"] < 25.0}
     assert len(changes) == 6
@@ -115,8 +115,10 @@ def test_lp4_each_runtime_change_reaches_its_band_within_a_second() -> None:
         if key[1] == 20.0:
             assert r["lp4"], r
         else:
-            # Fewer than 80 % of the first second's windows in band, but the phase meets its demand.
-            assert r["windows_in_band_first_s"] > 0.6 and r["p95_ms"] <= key[1] + 1.0, r
+            # Fewer than 80 % of the first second's windows in band, but that second and the phase meet
+            # the new demand (p95 ≤ demand + 1 ms, spec §17.4's criterion).
+            assert r["windows_in_band_first_s"] > 0.6, r
+            assert r["p95_first_s_ms"] <= key[1] + 1.0 and r["p95_ms"] <= key[1] + 1.0, r
 
 
 def test_l13_l15_the_walk_freezes_linux_and_lastpq_keeps_the_paper_frame_rate() -> None:
@@ -172,11 +174,11 @@ def test_a_demand_changed_by_a_command_or_by_the_api_takes_effect_from_then_on()
     ({"percentile": {"vr": 120}}, "set.percentile.vr: must be in (0, 100]"),
     ({"demand_ms": 15}, "set.demand_ms: must be a non-empty table of flow name = value"),
     ({"limit_q_ms": 15}, "set.limit_q_ms: unknown key; this target takes add_flows, demand_ms, percentile"),
-    ({"add_flows": [{"flow": "vr", "demand_ms": 30}]}, "set.add_flows.0.flow: 'vr' is prioritized already"),
-    ({"add_flows": [{"flow": "nope", "demand_ms": 30}]}, "set.add_flows.0.flow: no flow named 'nope'"),
-    ({"add_flows": [{"flow": "t1", "demand_ms": 30}, {"flow": "t1", "demand_ms": 40}]}, "set.add_flows.1.flow: 't1' is prioritized already"),
-    ({"add_flows": [{"flow": "t1", "demand_ms": 1.5}]}, "set.add_flows.0.demand_ms: 1.5 ms leaves no band"),
-    ({"add_flows": [{"flow": "t1"}]}, "set.add_flows.0: missing field `demand_ms`"),
+    ({"add_flows": [{"flow": "vr", "demand_ms": 30}]}, "set.add_flows[0].flow: 'vr' is prioritized already"),
+    ({"add_flows": [{"flow": "nope", "demand_ms": 30}]}, "set.add_flows[0].flow: no flow named 'nope'"),
+    ({"add_flows": [{"flow": "t1", "demand_ms": 30}, {"flow": "t1", "demand_ms": 40}]}, "set.add_flows[1].flow: 't1' is prioritized already"),
+    ({"add_flows": [{"flow": "t1", "demand_ms": 1.5}]}, "set.add_flows[0].demand_ms: 1.5 ms leaves no band"),
+    ({"add_flows": [{"flow": "t1"}]}, "set.add_flows[0]: missing field `demand_ms`"),
     ({"add_flows": {"flow": "t1", "demand_ms": 30}}, "set.add_flows: must be a non-empty list of { flow, demand_ms, percentile }"),
     ({"add_flows": [{"flow": "t1", "demand_ms": 30}], "demand_ms": {"t2": 30}}, "set.demand_ms.t2: 't2' is not a flow LAST-PQ prioritizes here (vr, t1;"),
 ])
@@ -188,12 +190,12 @@ def test_bad_demands_are_refused_with_their_path(set_: dict[str, Any], msg: str)
 
 
 def test_a_flow_added_at_run_time_gets_its_demand_from_then_on() -> None:
-    """Spec §16's `add_flow` as a command (`add_flows`): the E2 cell k = f = 3 at S6 with LAST-PQ
-    prioritizing one TCP flow (60 ms); the VR flow, added at 6 s with a 20-ms demand, has its stock-Linux
-    share before (6.6 Mbit/s, p95 59 ms, seed 1) and its rate and demand after (45.4 Mbit/s, 17.2 ms). The
-    stepped run with ``Sim.command`` is the scripted one to the event digest, and a later stepped demand
-    change of the added flow resolves against it."""
-    sc = _home(phone_snr_db=lpq.SNR_DB["S6"], duration_s=12.0, mechanism={"type": "lastpq", "flows": [{"flow": "t1", "demand_ms": 60}]})
+    """Spec §16's `add_flow` as a command (`add_flows`): the E2 cell k = f = 3 at S6 with LAST-PQ and no
+    flow prioritized yet; the VR flow, added at 6 s with a 20-ms demand, has its stock-Linux share before
+    and its rate and demand after (seed 1: see the assertions' bounds). The stepped run with
+    ``Sim.command`` is the scripted one to the event digest, and a later stepped demand change of the
+    added flow resolves against it; a stepped add of a flow a scripted command adds later is refused."""
+    sc = _home(phone_snr_db=lpq.SNR_DB["S6"], duration_s=12.0, mechanism={"type": "lastpq"})
     add = {"add_flows": [{"flow": "vr", "demand_ms": 20}]}
     scripted = _run({**sc, "commands": [{"at_s": 6.0, "target": "aps.ap.lastpq", "set": add}]})
     lat = lpq.vr_latency_ms(scripted)
@@ -202,7 +204,7 @@ def test_a_flow_added_at_run_time_gets_its_demand_from_then_on() -> None:
         p95, mbps = percentile(part["latency_ms"], 95), len(part) * 1448 * 8 / (b - a) / 1e6
         assert p95 is not None and p95_ok(p95) and rate_ok(mbps), (a, b, p95, mbps)
     flows = {f["flow"]: f for f in _policy(scripted.result)["flows"]}
-    assert flows["vr"]["windows"] <= 6.0 / 0.02 and flows["vr"]["priority_dequeues"] > 10 * flows["vr"]["normal_dequeues"]
+    assert list(flows) == ["vr"] and flows["vr"]["priority_dequeues"] > 10 * flows["vr"]["normal_dequeues"]
     sim = lasthop.Sim(sc, seed=1)
     with pytest.raises(ValueError, match="'vr' is not a flow LAST-PQ prioritizes here"):
         sim.command("aps.ap.lastpq", demand_ms={"vr": 15})
@@ -212,7 +214,7 @@ def test_a_flow_added_at_run_time_gets_its_demand_from_then_on() -> None:
     sim.command("aps.ap.lastpq", demand_ms={"vr": 15})
     sim.advance_to(sim.end_s)
     stepped = sim.finish()
-    assert _policy(stepped)["flows"][1]["demand_ms"] == 15.0
+    assert _policy(stepped)["flows"][0]["demand_ms"] == 15.0
     replay = lasthop.run(stepped.scenario, seed=1)
     assert replay.summary["event_digest"] == stepped.summary["event_digest"]
     only_add = lasthop.Sim(sc, seed=1)
@@ -220,6 +222,14 @@ def test_a_flow_added_at_run_time_gets_its_demand_from_then_on() -> None:
     only_add.command("aps.ap.lastpq", add)
     only_add.advance_to(only_add.end_s)
     assert only_add.finish().summary["event_digest"] == scripted.result.summary["event_digest"]
+    # Adding by hand what the scenario adds later would leave that command unusable: refused, named.
+    ahead = lasthop.Sim({**sc, "commands": [{"at_s": 6.0, "target": "aps.ap.lastpq", "set": add}]}, seed=1)
+    ahead.advance_to(3.0)
+    with pytest.raises(ValueError, match=r"would leave the scenario's commands\[0\] \(at 6 s\) unusable: "
+                                         r"commands\[0\]\.set\.add_flows\[0\]\.flow: 'vr' is prioritized already"):
+        ahead.command("aps.ap.lastpq", add)
+    ahead.advance_to(ahead.end_s)
+    assert ahead.finish().summary["event_digest"] == scripted.result.summary["event_digest"]
 
 
 def test_a_stepped_run_refuses_a_time_it_cannot_reach() -> None:
@@ -260,6 +270,12 @@ def test_commands_resolve_against_the_commands_before_them(tmp_path: Path) -> No
     assert "commands[0].set.demand_ms.t1: 't1' is not a flow LAST-PQ prioritizes here (vr; add it with add_flows)" in errors[0]
     assert "commands[3].set.demand_ms.t2: 't2' is not a flow LAST-PQ prioritizes here" in errors[1]
     assert "commands[6].set.add_flows[0].flow: 'b1' is prioritized already" in errors[2], errors
+    # A command whose time is no time is refused at its at_s, and the others still resolve.
+    sc["commands"] = [cmd(-1, add("t1")), cmd(1e30, add("t2")), cmd(1, {"demand_ms": {"t1": 30}})]
+    write_scenario(tmp_path / "bad_time.toml", sc)
+    r = lasthop_cli("check", "bad_time.toml", cwd=tmp_path)
+    assert r.returncode == 2 and "commands[0].at_s: must be within the run" in r.stderr, r.stderr
+    assert "commands[1].at_s: must be within the run" in r.stderr and "Panic" not in r.stderr, r.stderr
 
 
 def test_lastpq_needs_the_linux_path(tmp_path: Path) -> None:

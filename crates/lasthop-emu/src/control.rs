@@ -19,12 +19,14 @@ use crate::EmuError;
 use lasthop_core::sim::{CommandConfig, Sim};
 use nix::sys::epoll::{Epoll, EpollEvent, EpollFlags};
 use std::io::{ErrorKind, Read, Write};
-use std::os::unix::fs::FileTypeExt;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 
 /// The longest request line taken; a longer one closes its connection.
 const MAX_LINE: usize = 64 * 1024;
+/// Clients served at once; more are turned away.
+const MAX_CONNS: usize = 64;
 
 /// One request: what `commands` entries hold but `at_s` (it acts now).
 #[derive(serde::Deserialize)]
@@ -37,22 +39,32 @@ struct Request {
 /// The listening socket, its connections and the commands applied so far.
 pub struct Control {
     path: PathBuf,
+    /// The socket file's inode, so that only ours is removed at the end.
+    ino: u64,
     listener: UnixListener,
     conns: Vec<(UnixStream, Vec<u8>)>,
     applied: Vec<CommandConfig>,
 }
 
 impl Control {
-    /// Listens at `path`. A socket left there by an earlier run is replaced; any other file is an error.
+    /// Listens at `path`. A socket left there by an earlier run (nothing listens) is replaced; a live
+    /// one or any other file is an error.
     pub fn bind(path: &Path) -> Result<Control, EmuError> {
+        let bad = |why: String| EmuError::Scenario(format!("--control {}: {why}", path.display()));
         match std::fs::symlink_metadata(path) {
-            Ok(m) if m.file_type().is_socket() => std::fs::remove_file(path).map_err(|e| EmuError::Setup(format!("--control {}: {e}", path.display())))?,
-            Ok(_) => return Err(EmuError::Scenario(format!("--control {}: exists and is not a socket", path.display()))),
+            Ok(m) if m.file_type().is_socket() => {
+                if UnixStream::connect(path).is_ok() {
+                    return Err(bad("another process listens there".into()));
+                }
+                std::fs::remove_file(path).map_err(|e| bad(e.to_string()))?;
+            }
+            Ok(_) => return Err(bad("exists and is not a socket".into())),
             Err(_) => {}
         }
-        let listener = UnixListener::bind(path).map_err(|e| EmuError::Setup(format!("--control {}: {e}", path.display())))?;
+        let listener = UnixListener::bind(path).map_err(|e| bad(e.to_string()))?;
         listener.set_nonblocking(true).map_err(|e| EmuError::Io(e.to_string()))?;
-        Ok(Control { path: path.to_path_buf(), listener, conns: Vec::new(), applied: Vec::new() })
+        let ino = std::fs::metadata(path).map(|m| m.ino()).unwrap_or(0);
+        Ok(Control { path: path.to_path_buf(), ino, listener, conns: Vec::new(), applied: Vec::new() })
     }
 
     pub(crate) fn listener(&self) -> &UnixListener {
@@ -69,14 +81,19 @@ impl Control {
     pub(crate) fn serve(&mut self, sim: &mut Sim, epoll: &Epoll) -> Result<(), EmuError> {
         loop {
             match self.listener.accept() {
-                Ok((s, _)) => {
+                Ok((mut s, _)) => {
+                    if self.conns.len() >= MAX_CONNS {
+                        let _ = s.write_all(format!("{}\n", serde_json::json!({ "ok": false, "error": format!("at most {MAX_CONNS} clients at once") })).as_bytes());
+                        continue;
+                    }
                     s.set_nonblocking(true).map_err(|e| EmuError::Io(e.to_string()))?;
                     epoll.add(&s, EpollEvent::new(EpollFlags::EPOLLIN, crate::realtime::CONTROL)).map_err(|e| EmuError::Io(e.to_string()))?;
                     self.conns.push((s, Vec::new()));
                 }
-                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                Err(e) => return Err(EmuError::Io(format!("control socket: {e}"))),
+                // WouldBlock: no one else waits. Others (a client gone before it was taken, no file
+                // descriptors left) end this round only; the emulation goes on.
+                Err(_) => break,
             }
         }
         let mut closed = Vec::new();
@@ -91,13 +108,21 @@ impl Control {
                     Err(_) => break false,
                 }
             };
+            // At the end of the stream a last line without its newline is a request too.
+            if !open && !buf.is_empty() && buf.last() != Some(&b'\n') {
+                buf.push(b'\n');
+            }
+            let mut answered = true;
             while let Some(end) = buf.iter().position(|&b| b == b'\n') {
                 let line: Vec<u8> = buf.drain(..=end).collect();
                 let reply = Self::apply(sim, &line[..end], &mut self.applied);
-                // A client that does not read its answers loses them; the model does not wait.
-                let _ = conn.write_all(format!("{reply}\n").as_bytes());
+                // The model does not wait for a client that does not read its answers: one whose socket
+                // is full is closed rather than sent half an answer.
+                answered &= conn.write_all(format!("{reply}\n").as_bytes()).is_ok();
             }
-            if buf.len() > MAX_LINE {
+            if !answered {
+                closed.push(k);
+            } else if buf.len() > MAX_LINE {
                 let _ = conn.write_all(format!("{}\n", serde_json::json!({ "ok": false, "error": format!("a request line is at most {MAX_LINE} bytes") })).as_bytes());
                 closed.push(k);
             } else if !open {
@@ -134,6 +159,9 @@ impl Control {
 
 impl Drop for Control {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
+        // Only our socket: not one another process has put there since.
+        if std::fs::metadata(&self.path).is_ok_and(|m| m.ino() == self.ino) {
+            let _ = std::fs::remove_file(&self.path);
+        }
     }
 }

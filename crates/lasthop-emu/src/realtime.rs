@@ -299,11 +299,12 @@ pub fn emulate(sc: &Scenario, seed: u64, cfg: &EmuConfig, cancel: &AtomicBool, p
             EmuError::Scenario(format!("--in {n}: not a real node (the endpoints of external flows: {})", names.join(", ")))
         })?,
     };
+    // The control socket first: a bad path costs no namespace set-up.
+    let control = cfg.control.as_deref().map(crate::control::Control::bind).transpose()?;
     let nodes = set_up(&names)?;
     let end = cfg.duration.map(|d| SimTime::ZERO + d).unwrap_or(sim.end()).min(sim.end());
     let pcaps = captures(cfg.pcap_dir.as_deref(), &nodes.info)?;
     let mut lp = Loop::new(&nodes, ports, cfg.spin, pcaps)?;
-    let control = cfg.control.as_deref().map(crate::control::Control::bind).transpose()?;
     if let Some(c) = &control {
         lp.epoll.add(c.listener(), EpollEvent::new(EpollFlags::EPOLLIN, CONTROL)).map_err(io)?;
     }
@@ -436,6 +437,8 @@ impl Loop<'_> {
             }
             if now >= next_check {
                 next_check = now + SimDuration::from_ms(10);
+                // Served at least this often, even while packets keep the loop from epoll.
+                self.control_ready |= self.control.is_some();
                 progress.store(now.as_ns(), Ordering::Relaxed);
                 if let Some(c) = child {
                     if c.try_wait().map_err(io)?.is_some() {

@@ -15,7 +15,8 @@ packet (the ACK follows a SIFS and a BlockAck later, ≈ 50 µs).
   15 ms at 0, 20 and 40 s of 60 s, through run-time ``commands``.
 
 The locations are the spec's [LH] SNRs; S6 is calibrated so that the Linux VR throughput falls in the
-paper's 2.06–7.30 Mbit/s over the static grid (spec §17.2; FIDELITY.md, LAST-PQ). The walk's block
+paper's 2.06–7.30 Mbit/s over the static grid (spec §17.2; under mac80211's scheduler: with DRR++ one
+cell is at 7.9; FIDELITY.md, LAST-PQ). The walk's block
 fading is Rician with :data:`WALK_FADING_K_DB`, calibrated on the Linux baseline of the walk (L13).
 """
 
@@ -49,7 +50,7 @@ VR_TCP = {"max_pacing_rate_mbps": VR_RELEASE_MBPS}
 WALK_FADING_K_DB = 6.0
 """Rician K of the walk's 20-ms block fading (wifi-model §4.3 leaves Rayleigh or Rician to calibrate; the
 spec's R15 names neither). Calibrated on the Linux walk (L13, mean FPS 1.41 / 1.50 out / back), seeds 1–2:
-K = 0 (Rayleigh) / 3 / 6 / 10 dB give 1.18–1.23 / 1.30–1.32 / 1.48–1.52 / 1.75–1.82 out and 0.78–1.13 /
+Rayleigh / K = 3 / 6 / 10 dB give 1.18–1.23 / 1.30–1.32 / 1.48–1.52 / 1.75–1.82 out and 0.78–1.13 /
 1.05–1.23 / 1.05–1.25 / 1.30–1.52 back, the least squared relative error at 6 dB, which is also the office
 channel's line of sight (Law's testbed)."""
 PAPER: dict[str, Any] = {
@@ -219,10 +220,10 @@ MOBILITY_PAPER: dict[str, Any] = {
 
 
 def walk(direction: str, seconds: float, snr_near: float = 35.0, snr_far: float = 11.0, step_s: float = 2.0,
-         fading_k_db: float = WALK_FADING_K_DB) -> Json:
+         fading_k_db: float | None = WALK_FADING_K_DB) -> Json:
     """The phone's channel walking between M1 and M8 at 1 m/s (spec R15): log-distance (exponent 3.5)
     from ``snr_near`` to ``snr_far`` over ``seconds``, as a ramp sampled every ``step_s``, with 20-ms
-    Rician block fading of K = ``fading_k_db`` (0: Rayleigh)."""
+    Rician block fading of K = ``fading_k_db`` dB (``None``: Rayleigh)."""
     span = 10 ** ((snr_near - snr_far) / 35.0)  # d8 / d1
     d1 = seconds / (span - 1.0)
     pts = []
@@ -230,8 +231,8 @@ def walk(direction: str, seconds: float, snr_near: float = 35.0, snr_far: float 
         t = min(i * step_s, seconds)
         x = t if direction == "out" else seconds - t
         pts.append([t, round(snr_near - 35.0 * np.log10((d1 + x) / d1), 3)])
-    fading = ({"type": "rician", "k_db": fading_k_db, "coherence_ms": 20} if fading_k_db > 0.0
-              else {"type": "rayleigh", "coherence_ms": 20})
+    fading = ({"type": "rayleigh", "coherence_ms": 20} if fading_k_db is None
+              else {"type": "rician", "k_db": fading_k_db, "coherence_ms": 20})
     return {"type": "ramp", "points": pts, "fading": fading}
 
 

@@ -288,6 +288,11 @@ impl Fq {
         (fl.q.len() as u32, fl.q.front().map(|p| p.enqueued), fl.deficit)
     }
 
+    /// Whether flow queue `f` holds a packet of scenario flow `flow`.
+    pub fn flow_holds(&self, f: FlowId, flow: u32) -> bool {
+        self.flows[f.0 as usize].q.iter().any(|p| p.flow == flow)
+    }
+
     /// Changes a tin's CoDel parameters (mac80211's slow-station override does this at run time).
     pub fn set_tin_codel(&mut self, tin: TinId, codel: CodelParams) {
         self.tins[tin.0 as usize].codel = codel;

@@ -1,7 +1,8 @@
 //! Run-time commands: a change of a component's parameter at a given instant, from the scenario
 //! (`commands = [{ at_s, target, set }]`, delivered as engine events) or from a caller stepping a
-//! [`super::Sim`] (`Sim::command`, at the current time; the emulator will feed the same commands from
-//! its control socket).
+//! [`super::Sim`] (`Sim::command`, at the current time; the emulator's control socket feeds the same
+//! commands to its `Sim`). A stepped command that would make a scripted one still to come unusable is
+//! refused.
 //!
 //! | target | keys of `set` |
 //! |---|---|
@@ -75,10 +76,11 @@ fn positive(set: &Map<String, Value>, key: &str) -> Result<Option<f64>, Refusal>
 
 /// The scenario's commands that run before its `i`-th: earlier in time, or at the same instant and
 /// listed before it (commands of one instant run in list order).
+/// A command whose `at_s` is no time (refused at its own path) is left out.
 pub(crate) fn before(sc: &Scenario, i: usize) -> Vec<&CommandConfig> {
-    let t = |c: &CommandConfig| super::build::secs(c.at_s);
-    let me = &sc.commands[i];
-    sc.commands.iter().enumerate().filter(|&(j, c)| t(c) < t(me) || (t(c) == t(me) && j < i)).map(|(_, c)| c).collect()
+    let t = |c: &CommandConfig| crate::time::SimDuration::from_secs_f64(c.at_s);
+    let Some(me) = t(&sc.commands[i]) else { return Vec::new() };
+    sc.commands.iter().enumerate().filter(|&(j, c)| t(c).is_some_and(|tc| tc < me || (tc == me && j < i))).map(|(_, c)| c).collect()
 }
 
 /// Resolves `target` with `set` against the scenario and the commands that ran before (`earlier`,

@@ -116,12 +116,18 @@ pub enum InjectError {
     BadTwcc(crate::rtc::twcc::TwccError),
 }
 
-/// Why a run-time command was refused: the key of `set` at fault (`None`: the target) and why.
+/// Why a run-time command was refused: the key of `set` at fault (`None`: the target; nested keys
+/// dotted, `add_flows.0.flow`) and why. Shown as the scenario's checks show a path: `set.add_flows[0].flow`.
 #[derive(Debug, thiserror::Error, PartialEq)]
-#[error("{}{msg}", .key.as_ref().map(|k| format!("set.{k}: ")).unwrap_or_default())]
+#[error("{}{msg}", .key.as_ref().map(|k| format!("set{}: ", key_path(k))).unwrap_or_default())]
 pub struct CommandError {
     pub key: Option<String>,
     pub msg: String,
+}
+
+/// A dotted key as a path: `.name` per part, `[i]` for a list index.
+pub(crate) fn key_path(key: &str) -> String {
+    key.split('.').map(|part| if part.parse::<usize>().is_ok() { format!("[{part}]") } else { format!(".{part}") }).collect()
 }
 
 /// A model the caller steps.
@@ -132,7 +138,6 @@ pub struct Sim {
     twcc_seqs: std::collections::BTreeMap<u32, crate::rtc::twcc::SeqUnwrapper>,
     /// And of the base sequence numbers of the feedback about it.
     twcc_feedback_seqs: std::collections::BTreeMap<u32, crate::rtc::twcc::SeqUnwrapper>,
-    /// Commands applied through [`Sim::command`] so far.
     /// The commands applied with [`Sim::command`], as `commands` entries at their times.
     stepped: Vec<super::command::CommandConfig>,
 }
@@ -273,14 +278,25 @@ impl Sim {
         let now = self.now();
         self.advance_to(now);
         // The scenario's commands due by now have run (those of this instant too: they come first).
-        let earlier: Vec<&super::command::CommandConfig> =
-            self.scenario.commands.iter().filter(|c| super::build::secs(c.at_s) <= now).chain(&self.stepped).collect();
+        let due = |c: &&super::command::CommandConfig| super::build::secs(c.at_s) <= now;
+        let earlier: Vec<&super::command::CommandConfig> = self.scenario.commands.iter().filter(due).chain(&self.stepped).collect();
         let t = super::command::resolve(&self.scenario, target, set, &earlier).map_err(err)?;
+        // Nor may it make a scripted command still to come unusable (LAST-PQ's `add_flows` of a flow a
+        // later command adds): those were resolved without it.
+        let new = super::command::CommandConfig { at_s: now.as_secs_f64(), target: target.to_string(), set: set.clone() };
+        for (i, c) in self.scenario.commands.iter().enumerate().filter(|(_, c)| !due(c)) {
+            let mut before = super::command::before(&self.scenario, i);
+            before.extend(self.stepped.iter().chain(std::iter::once(&new)));
+            if let Err((key, msg)) = super::command::resolve(&self.scenario, &c.target, &c.set, &before) {
+                let at = key.map(|k| format!(".set{}", key_path(&k))).unwrap_or_default();
+                return Err(CommandError { key: None, msg: format!("it would leave the scenario's commands[{i}] (at {} s) unusable: commands[{i}]{at}: {msg}", c.at_s) });
+            }
+        }
         self.w.apply_command(now, &t, set).map_err(err)?;
         let ev = super::world::Event::Command { idx: (self.scenario.commands.len() + self.stepped.len()) as u32 };
         self.w.digest = fold_digest(self.w.digest, now, ev.tag());
         self.w.q.count_unqueued_event();
-        self.stepped.push(super::command::CommandConfig { at_s: now.as_secs_f64(), target: target.to_string(), set: set.clone() });
+        self.stepped.push(new);
         Ok(())
     }
 

@@ -24,11 +24,12 @@ fn default_percentile() -> f64 {
     95.0
 }
 
-/// LAST-PQ at an AP (spec `qair-lastpq.md` Part 2). Every field but `flows` is optional.
+/// LAST-PQ at an AP (spec `qair-lastpq.md` Part 2). Every field is optional.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct LastPqParams {
-    /// The prioritized flows with their demands (at least one).
+    /// The prioritized flows with their demands. Default none: the AP is stock Linux until a run-time
+    /// command prioritizes a flow (`add_flows`).
     pub flows: Vec<FlowDemand>,
     /// MD, multiplicative decrease of l_pq. Default 0.3 ([P]).
     pub md: f64,
@@ -117,9 +118,6 @@ impl LastPqParams {
     /// The first invalid field as (path inside the table, reason).
     pub fn validate(&self) -> Result<(), (String, String)> {
         let bad = |f: &str, r: String| Err((f.to_string(), r));
-        if self.flows.is_empty() {
-            return bad("flows", "list at least one flow to prioritize: flows = [{ flow = \"vr\", demand_ms = 20 }]".into());
-        }
         for (f, v, lo, hi) in [("md", self.md, 0.0, 1.0), ("alpha_l", self.alpha_l, 0.0, 1.0), ("t_ctt_weight", self.t_ctt_weight, 0.0, 1.0)] {
             if !(v.is_finite() && v > lo && v < hi) {
                 return bad(f, format!("must be in ({lo}, {hi}), got {v}"));

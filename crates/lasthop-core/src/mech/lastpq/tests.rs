@@ -260,15 +260,20 @@ fn add_flows_prioritizes_a_flow_from_the_command_on() {
     let mut pol = LastPqPolicy::new(&p, &[0], vec![("vr".into(), 0), ("t1".into(), 3)]);
     let set = |j: serde_json::Value| j.as_object().unwrap().clone();
     assert!(!pol.dedicated(3));
-    let at = SimTime::from_secs(5);
+    // Off the 20-ms grid of time zero, so that a controller windowed from zero would tell.
+    let at = SimTime::from_us(5_005_000);
     pol.on_command(at, &set(serde_json::json!({ "add_flows": [{ "flow": "t1", "demand_ms": 30 }], "percentile": { "t1": 90 } }))).unwrap();
     assert!(pol.dedicated(3) && pol.dedicated(0));
     let t1 = &pol.stats()["flows"][1];
     assert_eq!((t1["flow"].as_str(), t1["demand_ms"].as_f64(), t1["percentile"].as_f64()), (Some("t1"), Some(30.0), Some(90.0)));
-    // Its first window closes 20 ms after the command: l_pq starts at th_L = 15 ms and moves only then.
+    // Its first window is [5.005, 5.025) s: samples at 5.010 and 5.024 s close none (from zero, the one
+    // at 5.024 s would close [5.000, 5.020)); one at 5.026 s closes it.
     pol.on_enqueue(at, &pkt(3), 1, 2);
-    pol.on_acked(at + SimDuration::from_ms(10), &Packet { enqueued: at, ..pkt(3) });
-    pol.on_acked(at + SimDuration::from_ms(21), &Packet { enqueued: at + SimDuration::from_ms(11), ..pkt(3) });
+    let ack = |pol: &mut LastPqPolicy, ms: u64| pol.on_acked(SimTime::from_ms(5_000 + ms), &Packet { enqueued: at, ..pkt(3) });
+    ack(&mut pol, 10);
+    ack(&mut pol, 24);
+    assert_eq!(pol.stats()["flows"][1]["windows"], 0);
+    ack(&mut pol, 26);
     assert_eq!(pol.stats()["flows"][1]["windows"], 1);
     let refused = |j: serde_json::Value| pol_err(&p, j);
     assert_eq!(refused(serde_json::json!({ "add_flows": [{ "flow": "vr", "demand_ms": 30 }] })), "add_flows.0.flow");
@@ -286,7 +291,7 @@ fn pol_err(p: &LastPqParams, set: serde_json::Value) -> String {
 fn params_are_checked_with_their_paths() {
     let bad = |p: LastPqParams| p.validate().unwrap_err().0;
     let d = |ms: f64| FlowDemand { flow: "vr".into(), demand_ms: ms, percentile: 95.0 };
-    assert_eq!(bad(LastPqParams::default()), "flows");
+    assert!(LastPqParams::default().validate().is_ok(), "no flows yet: they may come with add_flows");
     assert_eq!(bad(LastPqParams { flows: vec![d(-1.0)], ..Default::default() }), "flows.0.demand_ms");
     assert_eq!(bad(LastPqParams { flows: vec![d(1.5)], ..Default::default() }), "flows.0.demand_ms", "α_L·ld = 0.75 ≤ l_GI: no band");
     assert_eq!(bad(LastPqParams { flows: vec![d(20.0), d(30.0)], ..Default::default() }), "flows.1.flow");

@@ -73,7 +73,13 @@ impl LinuxPath {
         };
         let tin = self.links[link].txqs[ac].tin;
         out.log.stamp(pkt.id, Stage::TxqEnq, now);
-        match self.policy.as_mut().filter(|p| p.dedicated(pkt.flow)) {
+        // A flow prioritized at run time keeps to its hashed FQ queue while that still holds its packets,
+        // so that they stay in order (as in the kernel, where the hash picks the queue); then it takes a
+        // queue of its own.
+        let fresh = |fq: &crate::queue::fq::Fq| fq.flow_holds(fq.flow_for(tin, fq.flow_index(&pkt)), pkt.flow);
+        let dedicated = self.policy.as_ref().is_some_and(|p| p.dedicated(pkt.flow))
+            && (self.dedicated.contains_key(&(pkt.flow, link, ac)) || !fresh(&self.fq));
+        match self.policy.as_mut().filter(|_| dedicated) {
             Some(policy) => {
                 policy.on_enqueue(now, &pkt, link, ac);
                 let fq = &mut self.fq;
