@@ -114,6 +114,22 @@ def test_a_crashing_app_ends_the_emulation_and_leaves_no_namespace(tmp_path: Pat
     assert set(_our_namespaces()) <= before
 
 
+def test_a_daemon_left_in_a_namespace_is_killed_with_it(tmp_path: Path) -> None:
+    """A process the command leaves behind in a real node's namespace, out of its process group (a
+    daemon: `iperf3 -s -D`), would keep the namespace alive after the emulation: it is killed."""
+    pidfile = tmp_path / "daemon.pid"
+    r = _emulate(_scenario(tmp_path), "--duration", "3", "--", "sh", "-c",
+                 f"ip netns exec $LASTHOP_NS_SERVER sh -c 'setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $! > {pidfile}'; sleep 0.5",
+                 cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    pid = int(pidfile.read_text())
+    for _ in range(50):
+        if not Path(f"/proc/{pid}").exists():
+            break
+        time.sleep(0.05)
+    assert not Path(f"/proc/{pid}").exists(), "the daemon outlived its emulation"
+
+
 def test_ctrl_c_stops_the_emulation_and_removes_its_namespaces(tmp_path: Path) -> None:
     sc = _scenario(tmp_path)
     before = set(_our_namespaces())
@@ -199,6 +215,21 @@ def test_commands_on_the_control_socket_act_at_once_and_replay(tmp_path: Path) -
         at_s = send_command(sock, "aps.ap.lastpq", demand_ms={"vr": 16})
         with pytest.raises(ValueError, match="'t9' is not a flow LAST-PQ prioritizes here"):
             send_command(sock, "aps.ap.lastpq", demand_ms={"t9": 16})
+        # A burst written before reading any answer: every one is applied and answered, in order.
+        import socket
+
+        burst = [{"target": "aps.ap.lastpq", "set": {"percentile": {"vr": 90 + i % 5}}} for i in range(300)]
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as c:
+            c.settimeout(10)
+            c.connect(str(sock))
+            c.sendall("".join(json.dumps(b) + "\n" for b in burst).encode())
+            got = b""
+            while got.count(b"\n") < len(burst):
+                chunk = c.recv(65536)
+                assert chunk, got[-200:]
+                got += chunk
+        replies = [json.loads(line) for line in got.splitlines()]
+        assert all(r["ok"] for r in replies) and [r["at_s"] for r in replies] == sorted(r["at_s"] for r in replies)
         out, err = proc.communicate(timeout=60)
     finally:
         proc.kill()
@@ -208,11 +239,12 @@ def test_commands_on_the_control_socket_act_at_once_and_replay(tmp_path: Path) -
     assert not answers[1]["ok"] and "'nope' is not a flow LAST-PQ prioritizes here" in answers[1]["error"], answers
     summary = json.loads((run / "summary.json").read_text())
     cmds = summary["scenario"]["commands"]
-    assert [c["set"] for c in cmds] == [{"demand_ms": {"vr": 12}}, {"demand_ms": {"vr": 16}}], cmds
+    assert [c["set"] for c in cmds[:2]] == [{"demand_ms": {"vr": 12}}, {"demand_ms": {"vr": 16}}], cmds[:3]
     assert cmds[0]["at_s"] == answers[0]["at_s"] and cmds[1]["at_s"] == at_s and answers[0]["at_s"] < at_s < 5.0
-    assert summary["emulation"]["control_commands"] == 2
+    assert [c["set"] for c in cmds[2:]] == [b["set"] for b in burst]
+    assert summary["emulation"]["control_commands"] == 302
     policy = summary["components"]["wifi"]["nodes"][0]["path"]["driver_policy"]
-    assert policy["flows"][0]["demand_ms"] == 16.0
+    assert (policy["flows"][0]["demand_ms"], policy["flows"][0]["percentile"]) == (16.0, 94.0)
     assert not sock.exists(), "the socket is removed at the end"
     r = subprocess.run([sys.executable, "-m", "lasthop", "replay", str(run)], capture_output=True, text=True,
                        cwd=tmp_path, timeout=120)
@@ -222,7 +254,10 @@ def test_commands_on_the_control_socket_act_at_once_and_replay(tmp_path: Path) -
 def test_a_control_path_that_is_not_a_socket_is_refused(tmp_path: Path) -> None:
     (tmp_path / "taken").write_text("x")
     r = _emulate(_scenario(tmp_path), "--duration", "1", "--control", tmp_path / "taken", cwd=tmp_path)
-    assert r.returncode == 2 and "--control" in r.stderr and "exists and is not a socket" in r.stderr, r.stderr
+    assert r.returncode == 1 and "--control" in r.stderr and "exists and is not a socket" in r.stderr, r.stderr
+    assert "Usage:" not in r.stderr and (tmp_path / "taken").read_text() == "x"
+    r = _emulate(_scenario(tmp_path), "--duration", "1", "--control", tmp_path / "no" / "ctl.sock", cwd=tmp_path)
+    assert r.returncode == 1 and "cannot listen there" in r.stderr, r.stderr
 
 
 def test_replay_refuses_a_simulated_run(tmp_path: Path, small: Path) -> None:

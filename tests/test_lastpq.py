@@ -167,7 +167,7 @@ def test_a_demand_changed_by_a_command_or_by_the_api_takes_effect_from_then_on()
 
 
 @pytest.mark.parametrize(("set_", "msg"), [
-    ({"demand_ms": {"voip": 10}}, "set.demand_ms.voip: 'voip' is not a flow LAST-PQ prioritizes here (vr; add it with add_flows)"),
+    ({"demand_ms": {"voip": 10}}, "set.demand_ms.voip: 'voip' is not a flow LAST-PQ prioritizes here (it prioritizes vr; add it with add_flows)"),
     ({"demand_ms": {"vr": -5}}, "set.demand_ms.vr: must be a positive number"),
     ({"demand_ms": {"vr": float("nan")}}, "set.demand_ms.vr: must be a finite number, got nan"),
     ({"demand_ms": {"vr": 1.5}}, "set.demand_ms.vr: 1.5 ms leaves no band"),
@@ -180,7 +180,7 @@ def test_a_demand_changed_by_a_command_or_by_the_api_takes_effect_from_then_on()
     ({"add_flows": [{"flow": "t1", "demand_ms": 1.5}]}, "set.add_flows[0].demand_ms: 1.5 ms leaves no band"),
     ({"add_flows": [{"flow": "t1"}]}, "set.add_flows[0]: missing field `demand_ms`"),
     ({"add_flows": {"flow": "t1", "demand_ms": 30}}, "set.add_flows: must be a non-empty list of { flow, demand_ms, percentile }"),
-    ({"add_flows": [{"flow": "t1", "demand_ms": 30}], "demand_ms": {"t2": 30}}, "set.demand_ms.t2: 't2' is not a flow LAST-PQ prioritizes here (vr, t1;"),
+    ({"add_flows": [{"flow": "t1", "demand_ms": 30}], "demand_ms": {"t2": 30}}, "set.demand_ms.t2: 't2' is not a flow LAST-PQ prioritizes here (it prioritizes vr, t1;"),
 ])
 def test_bad_demands_are_refused_with_their_path(set_: dict[str, Any], msg: str) -> None:
     sim = lasthop.Sim(_home(duration_s=3.0))
@@ -206,7 +206,7 @@ def test_a_flow_added_at_run_time_gets_its_demand_from_then_on() -> None:
     flows = {f["flow"]: f for f in _policy(scripted.result)["flows"]}
     assert list(flows) == ["vr"] and flows["vr"]["priority_dequeues"] > 10 * flows["vr"]["normal_dequeues"]
     sim = lasthop.Sim(sc, seed=1)
-    with pytest.raises(ValueError, match="'vr' is not a flow LAST-PQ prioritizes here"):
+    with pytest.raises(ValueError, match=r"'vr' is not a flow LAST-PQ prioritizes here \(it prioritizes none yet; add it with add_flows\)"):
         sim.command("aps.ap.lastpq", demand_ms={"vr": 15})
     sim.advance_to(6.0)
     sim.command("aps.ap.lastpq", add)
@@ -267,8 +267,10 @@ def test_commands_resolve_against_the_commands_before_them(tmp_path: Path) -> No
     assert r.returncode == 2, r.stderr
     errors = [line for line in r.stderr.splitlines() if "commands[" in line]
     assert len(errors) == 3, r.stderr
-    assert "commands[0].set.demand_ms.t1: 't1' is not a flow LAST-PQ prioritizes here (vr; add it with add_flows)" in errors[0]
-    assert "commands[3].set.demand_ms.t2: 't2' is not a flow LAST-PQ prioritizes here" in errors[1]
+    assert "commands[0].set.demand_ms.t1: 't1' is not a flow LAST-PQ prioritizes here (it prioritizes vr; commands[1] adds it " \
+           "at 2 s, after this command)" in errors[0], errors
+    assert "commands[3].set.demand_ms.t2: 't2' is not a flow LAST-PQ prioritizes here (it prioritizes vr, t1, b1; commands[4] adds it " \
+           "at 2.5 s, after this command)" in errors[1], errors
     assert "commands[6].set.add_flows[0].flow: 'b1' is prioritized already" in errors[2], errors
     # A command whose time is no time is refused at its at_s, and the others still resolve.
     sc["commands"] = [cmd(-1, add("t1")), cmd(1e30, add("t2")), cmd(1, {"demand_ms": {"t1": 30}})]

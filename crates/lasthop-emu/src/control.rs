@@ -11,6 +11,9 @@
 //! ← {"ok": false, "error": "set.demand_ms.voip: 'voip' is not a flow LAST-PQ prioritizes here (vr; ...)"}
 //! ```
 //!
+//! A request is a line (or what a client sent before closing); answers come in order. A client that
+//! writes faster than it reads its answers is slowed (its next request is taken once the answers
+//! before it are out), never answered in part. At most 64 clients at once, lines of at most 64 KiB.
 //! A command acts at the model time it is read, before the packets read at that time. The applied
 //! ones are returned with the emulation ([`crate::EmuOutput::commands`]) as `commands` entries, so
 //! replaying the inputs with them reproduces the run.
@@ -25,7 +28,7 @@ use std::path::{Path, PathBuf};
 
 /// The longest request line taken; a longer one closes its connection.
 const MAX_LINE: usize = 64 * 1024;
-/// Clients served at once; more are turned away.
+/// Clients served at once; more are turned away (with an answer saying so).
 const MAX_CONNS: usize = 64;
 
 /// One request: what `commands` entries hold but `at_s` (it acts now).
@@ -42,7 +45,7 @@ pub struct Control {
     /// The socket file's inode, so that only ours is removed at the end.
     ino: u64,
     listener: UnixListener,
-    conns: Vec<(UnixStream, Vec<u8>)>,
+    conns: Vec<Conn>,
     applied: Vec<CommandConfig>,
 }
 
@@ -61,7 +64,11 @@ impl Control {
             Ok(_) => return Err(bad("exists and is not a socket".into())),
             Err(_) => {}
         }
-        let listener = UnixListener::bind(path).map_err(|e| bad(e.to_string()))?;
+        let listener = UnixListener::bind(path).map_err(|e| match e.kind() {
+            // sockaddr_un's sun_path holds 108 bytes with the terminating NUL.
+            ErrorKind::InvalidInput => bad(format!("too long for a Unix socket's path ({} bytes; at most 107)", path.as_os_str().len())),
+            _ => bad(format!("cannot listen there: {e}")),
+        })?;
         listener.set_nonblocking(true).map_err(|e| EmuError::Io(e.to_string()))?;
         let ino = std::fs::metadata(path).map(|m| m.ino()).unwrap_or(0);
         Ok(Control { path: path.to_path_buf(), ino, listener, conns: Vec::new(), applied: Vec::new() })
@@ -88,7 +95,7 @@ impl Control {
                     }
                     s.set_nonblocking(true).map_err(|e| EmuError::Io(e.to_string()))?;
                     epoll.add(&s, EpollEvent::new(EpollFlags::EPOLLIN, crate::realtime::CONTROL)).map_err(|e| EmuError::Io(e.to_string()))?;
-                    self.conns.push((s, Vec::new()));
+                    self.conns.push(Conn { stream: s, input: Vec::new(), output: Vec::new(), eof: false });
                 }
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
                 // WouldBlock: no one else waits. Others (a client gone before it was taken, no file
@@ -97,41 +104,14 @@ impl Control {
             }
         }
         let mut closed = Vec::new();
-        for (k, (conn, buf)) in self.conns.iter_mut().enumerate() {
-            let mut chunk = [0u8; 4096];
-            let open = loop {
-                match conn.read(&mut chunk) {
-                    Ok(0) => break false,
-                    Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                    Err(e) if e.kind() == ErrorKind::WouldBlock => break true,
-                    Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                    Err(_) => break false,
-                }
-            };
-            // At the end of the stream a last line without its newline is a request too.
-            if !open && !buf.is_empty() && buf.last() != Some(&b'\n') {
-                buf.push(b'\n');
-            }
-            let mut answered = true;
-            while let Some(end) = buf.iter().position(|&b| b == b'\n') {
-                let line: Vec<u8> = buf.drain(..=end).collect();
-                let reply = Self::apply(sim, &line[..end], &mut self.applied);
-                // The model does not wait for a client that does not read its answers: one whose socket
-                // is full is closed rather than sent half an answer.
-                answered &= conn.write_all(format!("{reply}\n").as_bytes()).is_ok();
-            }
-            if !answered {
-                closed.push(k);
-            } else if buf.len() > MAX_LINE {
-                let _ = conn.write_all(format!("{}\n", serde_json::json!({ "ok": false, "error": format!("a request line is at most {MAX_LINE} bytes") })).as_bytes());
-                closed.push(k);
-            } else if !open {
+        for (k, c) in self.conns.iter_mut().enumerate() {
+            if !c.serve(sim, &mut self.applied) {
                 closed.push(k);
             }
         }
         for k in closed.into_iter().rev() {
-            let (conn, _) = self.conns.swap_remove(k);
-            let _ = epoll.delete(&conn);
+            let c = self.conns.swap_remove(k);
+            let _ = epoll.delete(&c.stream);
         }
         Ok(())
     }
@@ -154,6 +134,73 @@ impl Control {
             }
             Err(e) => serde_json::json!({ "ok": false, "error": e.to_string() }),
         }
+    }
+}
+
+/// One client: what it sent and we have not taken yet, the answers it has not read yet.
+struct Conn {
+    stream: UnixStream,
+    input: Vec<u8>,
+    output: Vec<u8>,
+    eof: bool,
+}
+
+impl Conn {
+    /// Reads what the client sent and applies its complete lines, one at a time, while it reads the
+    /// answers: a request is taken only once the answers before it are out, so a client that writes
+    /// faster than it reads is slowed (its socket fills), never answered in part or dropped. False:
+    /// done with this client.
+    fn serve(&mut self, sim: &mut Sim, applied: &mut Vec<CommandConfig>) -> bool {
+        let mut chunk = [0u8; 4096];
+        while !self.eof && self.input.len() <= MAX_LINE {
+            match self.stream.read(&mut chunk) {
+                Ok(0) => self.eof = true,
+                Ok(n) => self.input.extend_from_slice(&chunk[..n]),
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(_) => return false,
+            }
+        }
+        loop {
+            if !self.flush() {
+                return false;
+            }
+            if !self.output.is_empty() {
+                return true; // the client has answers to read first
+            }
+            let line = match self.input.iter().position(|&b| b == b'\n') {
+                Some(end) if end <= MAX_LINE => {
+                    let line: Vec<u8> = self.input.drain(..=end).collect();
+                    line[..end].to_vec()
+                }
+                // At the end of the stream a last line without its newline is a request too.
+                None if self.eof && !self.input.is_empty() && self.input.len() <= MAX_LINE => std::mem::take(&mut self.input),
+                None if self.input.len() <= MAX_LINE => return !self.eof,
+                _ => {
+                    let e = serde_json::json!({ "ok": false, "error": format!("a request line is at most {MAX_LINE} bytes") });
+                    let _ = self.stream.write_all(format!("{e}\n").as_bytes());
+                    return false;
+                }
+            };
+            let reply = Control::apply(sim, &line, applied);
+            self.output.extend_from_slice(format!("{reply}\n").as_bytes());
+        }
+    }
+
+    /// Writes what it can of the answers; false if the client is gone.
+    fn flush(&mut self) -> bool {
+        while !self.output.is_empty() {
+            match self.stream.write(&self.output) {
+                Ok(0) => return false,
+                Ok(n) => {
+                    self.output.drain(..n);
+                }
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return true,
+                Err(_) => return false,
+            }
+        }
+        true
     }
 }
 

@@ -40,7 +40,17 @@ impl Netns {
 
 impl Drop for Netns {
     fn drop(&mut self) {
+        kill_processes_in(&self.name);
         let _ = ip(&["netns", "del", &self.name]);
+    }
+}
+
+/// Kills every process still in namespace `name` (a daemon the command started, `iperf3 -s -D`, leaves
+/// its process group): otherwise it keeps the namespace alive, unnamed, after the emulation.
+fn kill_processes_in(name: &str) {
+    let Ok(out) = Command::new("ip").args(["netns", "pids", name]).output() else { return };
+    for pid in String::from_utf8_lossy(&out.stdout).split_whitespace().filter_map(|p| p.parse::<i32>().ok()) {
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
     }
 }
 
@@ -81,7 +91,10 @@ pub fn remove_stale() -> Vec<String> {
     for e in dir.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
         let Some(pid) = name.strip_prefix("lh-").and_then(|r| r.split('-').next()).and_then(|p| p.parse::<u32>().ok()) else { continue };
-        if !std::path::Path::new(&format!("/proc/{pid}")).exists() && ip(&["netns", "del", &name]).is_ok() {
+        if !std::path::Path::new(&format!("/proc/{pid}")).exists() && {
+            kill_processes_in(&name);
+            ip(&["netns", "del", &name]).is_ok()
+        } {
             gone.push(name);
         }
     }

@@ -55,7 +55,7 @@ def command(ctx: click.Context, scenario: Path, cmd: tuple[str, ...], duration_s
         em = emulate(sc, command_line, seed=seed, duration_s=duration_s, node=node, lag_budget_us=lag_budget_us,
                      spin_us=spin_us, stdout_to_stderr=as_json, pcap=pcap, bypass=bypass, control=control)
     except EmulationError as e:
-        raise click.UsageError(str(e)) if "not a real node" in str(e) or "no `external` flow" in str(e) or "--control" in str(e) \
+        raise click.UsageError(str(e)) if "not a real node" in str(e) or "no `external` flow" in str(e) \
             else LasthopError(f"emulation: {e}") from None
     try:
         em.save(out)

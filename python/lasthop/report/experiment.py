@@ -53,6 +53,8 @@ def write_experiment_report(doc: Mapping[str, Any], out: Path) -> Path:
         parts.append("<h2>By variant (mean, 95 % CI over seeds)</h2><div class=figs>" + "".join(imgs) + "</div>")
         table = pd.DataFrame({v: {m: _mean_ci(s) for m, s in ms.items()} for v, ms in doc["summary"].items()})
         parts.append("<h2>Mean ± 95 % CI per variant</h2>" + table.to_html(escape=True, border=0))
+    # None (nothing to show: a phase without a change) as the NaNs are, not as "None".
+    rows = rows.apply(lambda col: col.map(lambda v: "–" if v is None else v))
     parts.append("<h2>Rows</h2>" + rows.to_html(index=False, escape=True, border=0, na_rep="–"))
     page = f"<!doctype html><meta charset=utf-8><title>lasthop {html.escape(name)}</title><style>{STYLE}</style>"
     _write(out / "report.html", page + "\n".join(parts))

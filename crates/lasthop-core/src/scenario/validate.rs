@@ -453,16 +453,17 @@ fn check_flow_common(sc: &Scenario, c: FlowCommon<'_>, loc: &Loc, names: &BTreeM
 }
 
 fn check_commands(sc: &Scenario, is: &mut Issues) {
+    let before = crate::sim::command::adds_before(sc, 0..sc.commands.len());
     for (i, c) in sc.commands.iter().enumerate() {
         let loc = Loc::root().key("commands").index(i);
         if !(c.at_s.is_finite() && (0.0..=sc.duration_s).contains(&c.at_s)) {
             is.push(loc.key("at_s"), format!("must be within the run, 0..={} s", sc.duration_s), json!(c.at_s));
         }
-        if let Err((key, msg)) = crate::sim::command::resolve(sc, &c.target, &c.set, &crate::sim::command::before(sc, i)) {
+        if let Err((key, msg)) = crate::sim::command::resolve(sc, &c.target, &c.set, &before[i]) {
             match key {
                 // A nested key (`demand_ms.vr`, `add_flows.0.flow`) as its path inside `set`.
                 Some(k) => {
-                    let at = k.split('.').fold(loc.key("set"), |at, part| match part.parse::<usize>() {
+                    let at = k.split('.').filter(|p| !p.is_empty()).fold(loc.key("set"), |at, part| match part.parse::<usize>() {
                         Ok(i) => at.index(i),
                         Err(_) => at.key(part),
                     });

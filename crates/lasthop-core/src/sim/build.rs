@@ -176,7 +176,10 @@ impl Built {
             digest: 0xcbf2_9ce4_8422_2325,
             mechs,
             egress: Vec::new(),
-            commands: sc.commands.iter().enumerate().map(|(i, c)| (super::command::resolve(sc, &c.target, &c.set, &super::command::before(sc, i)).expect("validated"), c.set.clone())).collect(),
+            commands: {
+                let before = super::command::adds_before(sc, 0..sc.commands.len());
+                sc.commands.iter().zip(&before).map(|(c, b)| (super::command::resolve(sc, &c.target, &c.set, b).expect("validated"), c.set.clone())).collect()
+            },
             tap: None,
             installed,
         })

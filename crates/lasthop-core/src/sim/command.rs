@@ -31,7 +31,11 @@ pub struct CommandConfig {
     /// What it changes: `flows.<name>`, `stations.<name>`, `aps.<name>.<mechanism>` or `aps.<name>.hw`
     /// (an AP's hardware time limit).
     pub target: String,
-    /// The parameters to set, with their new values.
+    /// The parameters to set, with their new values, per target: `flows.<name>` (`udp_cbr`,
+    /// `udp_poisson`): `rate_mbps`; `stations.<name>`: `snr_db`; `aps.<name>.law`: `limit_q_ms`,
+    /// `limit_h_ms`; `aps.<name>.hw`: `time_limit_us`; `aps.<name>.lastpq`: `demand_ms = { <flow> = ms
+    /// }`, `percentile = { <flow> = β }`, `add_flows = [{ flow, demand_ms, percentile }]` (flows
+    /// prioritized from then on).
     pub set: Map<String, Value>,
 }
 
@@ -55,7 +59,7 @@ pub(crate) type Refusal = (Option<String>, String);
 fn only(set: &Map<String, Value>, keys: &[&str]) -> Result<(), Refusal> {
     match set.keys().find(|k| !keys.contains(&k.as_str())) {
         Some(k) => Err((Some(k.clone()), format!("unknown key; this target takes {}", keys.join(", ")))),
-        None if set.is_empty() => Err((None, format!("`set` is empty; this target takes {}", keys.join(", ")))),
+        None if set.is_empty() => Err((Some(String::new()), format!("`set` is empty; this target takes {}", keys.join(", ")))),
         None => Ok(()),
     }
 }
@@ -74,13 +78,26 @@ fn positive(set: &Map<String, Value>, key: &str) -> Result<Option<f64>, Refusal>
     number(set, key, |x| x.is_finite() && x > 0.0, "a positive number")
 }
 
-/// The scenario's commands that run before its `i`-th: earlier in time, or at the same instant and
-/// listed before it (commands of one instant run in list order).
-/// A command whose `at_s` is no time (refused at its own path) is left out.
+/// The scenario's commands that run before its `i`-th and add to what later ones may name (LAST-PQ's
+/// `add_flows`): earlier in time, or at the same instant and listed before it (commands of one
+/// instant run in list order). A command whose `at_s` is no time (refused at its own path) is left out.
 pub(crate) fn before(sc: &Scenario, i: usize) -> Vec<&CommandConfig> {
+    adds_before(sc, std::iter::once(i)).pop().unwrap_or_default()
+}
+
+/// [`before`] for each of `indices`, reading the scenario's adds once (so a scenario with many
+/// commands, as a long control session records, resolves in time linear in them when few add).
+pub(crate) fn adds_before(sc: &Scenario, indices: impl IntoIterator<Item = usize>) -> Vec<Vec<&CommandConfig>> {
     let t = |c: &CommandConfig| crate::time::SimDuration::from_secs_f64(c.at_s);
-    let Some(me) = t(&sc.commands[i]) else { return Vec::new() };
-    sc.commands.iter().enumerate().filter(|&(j, c)| t(c).is_some_and(|tc| tc < me || (tc == me && j < i))).map(|(_, c)| c).collect()
+    let adds: Vec<(usize, crate::time::SimDuration, &CommandConfig)> =
+        sc.commands.iter().enumerate().filter(|(_, c)| c.set.contains_key("add_flows")).filter_map(|(j, c)| Some((j, t(c)?, c))).collect();
+    indices
+        .into_iter()
+        .map(|i| match t(&sc.commands[i]) {
+            Some(me) => adds.iter().filter(|&&(j, tc, _)| tc < me || (tc == me && j < i)).map(|&(_, _, c)| c).collect(),
+            None => Vec::new(),
+        })
+        .collect()
 }
 
 /// Resolves `target` with `set` against the scenario and the commands that ran before (`earlier`,
@@ -157,7 +174,7 @@ fn resolve_ap(sc: &Scenario, rest: &str, set: &Map<String, Value>, earlier: &[&C
     if let crate::mech::MechanismConfig::Lastpq(p) = m {
         let target = format!("aps.{rest}");
         let added: Vec<&Value> = earlier.iter().filter(|c| c.target == target).filter_map(|c| c.set.get("add_flows")).collect();
-        resolve_lastpq(sc, ai, p, &added, set)?;
+        resolve_lastpq(sc, ai, &target, p, &added, set)?;
         return Ok(Target::Path(crate::sim::topology::ap_node(sc, ai)));
     }
     Ok(Target::Hook { ap: crate::sim::topology::ap_node(sc, ai), kind: m.kind() })
@@ -183,7 +200,7 @@ fn resolve_hw(sc: &Scenario, ai: usize, set: &Map<String, Value>) -> Result<Targ
 /// and `demand_ms = { <flow> = ms }` / `percentile = { <flow> = β }` (tables of numbers for prioritized
 /// flows: the scenario's, those `added` by earlier commands and by this one). A changed flow's demand
 /// must be usable with the other field as the flow was given it.
-fn resolve_lastpq(sc: &Scenario, ai: usize, p: &crate::mech::lastpq::LastPqParams, added: &[&Value], set: &Map<String, Value>) -> Result<(), Refusal> {
+fn resolve_lastpq(sc: &Scenario, ai: usize, target: &str, p: &crate::mech::lastpq::LastPqParams, added: &[&Value], set: &Map<String, Value>) -> Result<(), Refusal> {
     use crate::mech::lastpq::FlowDemand;
     let c = p.controller();
     let mut known: Vec<FlowDemand> = p.flows.clone();
@@ -193,7 +210,11 @@ fn resolve_lastpq(sc: &Scenario, ai: usize, p: &crate::mech::lastpq::LastPqParam
         let list = v.as_array().filter(|l| !l.is_empty()).ok_or_else(|| (Some("add_flows".to_string()), format!("must be a non-empty list of {{ flow, demand_ms, percentile }}, e.g. add_flows = [{{ flow = \"t1\", demand_ms = 30 }}], got {v}")))?;
         for (i, item) in list.iter().enumerate() {
             let at = |k: &str| Some(format!("add_flows.{i}{}{k}", if k.is_empty() { "" } else { "." }));
-            let d: FlowDemand = serde_json::from_value(item.clone()).map_err(|e| (at(""), format!("{e} (an entry is {{ flow = \"<name>\", demand_ms = <ms>, percentile = <β, default 95> }})")))?;
+            let entry = "an entry is a table { flow = \"<name>\", demand_ms = <ms>, percentile = <β, default 95> }";
+            if !item.is_object() {
+                return Err((at(""), format!("{entry}, got {item}")));
+            }
+            let d: FlowDemand = serde_json::from_value(item.clone()).map_err(|e| (at(""), format!("{e} ({entry})")))?;
             let Some(j) = (0..sc.flows.len()).find(|&j| sc.flow_name(j) == d.flow) else {
                 return Err((at("flow"), format!("no flow named '{}'", d.flow)));
             };
@@ -217,7 +238,16 @@ fn resolve_lastpq(sc: &Scenario, ai: usize, p: &crate::mech::lastpq::LastPqParam
             let at = |field: &str| Some(format!("{field}.{name}"));
             let Some(d) = known.iter().find(|d| d.flow == *name) else {
                 let names: Vec<&str> = known.iter().map(|d| d.flow.as_str()).collect();
-                return Err((at(key), format!("'{name}' is not a flow LAST-PQ prioritizes here ({}; add it with add_flows)", names.join(", "))));
+                let here = if names.is_empty() { "none yet".to_string() } else { names.join(", ") };
+                // A scenario command that adds it, but only after this one, is the likely slip.
+                let later = sc.commands.iter().enumerate().find(|(_, c)| {
+                    c.target == target && c.set.get("add_flows").and_then(Value::as_array).is_some_and(|l| l.iter().any(|e| e.get("flow").and_then(Value::as_str) == Some(name.as_str())))
+                });
+                let hint = match later {
+                    Some((k, c)) => format!("commands[{k}] adds it at {} s, after this command", c.at_s),
+                    None => "add it with add_flows".into(),
+                };
+                return Err((at(key), format!("'{name}' is not a flow LAST-PQ prioritizes here (it prioritizes {here}; {hint})")));
             };
             if !x.is_number() {
                 return Err((at(key), format!("must be a number, got {x}")));

@@ -32,6 +32,7 @@ pub struct RunOutput {
     pub events: u64,
     /// A digest of the (time, event) sequence: equal digests mean identical event traces.
     pub event_digest: u64,
+    /// The model time the results run to: the scenario's end, or earlier for a run stopped before it.
     pub sim_end: SimTime,
     /// Every RTT sample of every flow.
     pub rtt: crate::stats::RttSeries,
@@ -127,6 +128,9 @@ pub struct CommandError {
 
 /// A dotted key as a path: `.name` per part, `[i]` for a list index.
 pub(crate) fn key_path(key: &str) -> String {
+    if key.is_empty() {
+        return String::new(); // `set` itself
+    }
     key.split('.').map(|part| if part.parse::<usize>().is_ok() { format!("[{part}]") } else { format!(".{part}") }).collect()
 }
 
@@ -138,8 +142,11 @@ pub struct Sim {
     twcc_seqs: std::collections::BTreeMap<u32, crate::rtc::twcc::SeqUnwrapper>,
     /// And of the base sequence numbers of the feedback about it.
     twcc_feedback_seqs: std::collections::BTreeMap<u32, crate::rtc::twcc::SeqUnwrapper>,
-    /// The commands applied with [`Sim::command`], as `commands` entries at their times.
-    stepped: Vec<super::command::CommandConfig>,
+    /// How many commands [`Sim::command`] applied, and those of them that add to what later commands
+    /// may name (LAST-PQ's `add_flows`), as `commands` entries at their times: all that resolving a
+    /// later one needs, so a long control session stays cheap per command.
+    stepped: u32,
+    stepped_adds: Vec<super::command::CommandConfig>,
 }
 
 /// The event digest after the event tagged `tag` at `now`.
@@ -174,7 +181,7 @@ impl Sim {
         for (i, c) in scenario.commands.iter().enumerate() {
             w.q.schedule_after_instant(super::build::secs(c.at_s), super::world::Event::Command { idx: i as u32 });
         }
-        Ok(Sim { w, scenario: scenario.clone(), twcc_seqs: Default::default(), twcc_feedback_seqs: Default::default(), stepped: Vec::new() })
+        Ok(Sim { w, scenario: scenario.clone(), twcc_seqs: Default::default(), twcc_feedback_seqs: Default::default(), stepped: 0, stepped_adds: Vec::new() })
     }
 
     /// Reserves the packet log for `packets` more packets (a real-time run cannot afford the copy when a
@@ -279,24 +286,28 @@ impl Sim {
         self.advance_to(now);
         // The scenario's commands due by now have run (those of this instant too: they come first).
         let due = |c: &&super::command::CommandConfig| super::build::secs(c.at_s) <= now;
-        let earlier: Vec<&super::command::CommandConfig> = self.scenario.commands.iter().filter(due).chain(&self.stepped).collect();
+        let earlier: Vec<&super::command::CommandConfig> = self.scenario.commands.iter().filter(due).chain(&self.stepped_adds).collect();
         let t = super::command::resolve(&self.scenario, target, set, &earlier).map_err(err)?;
-        // Nor may it make a scripted command still to come unusable (LAST-PQ's `add_flows` of a flow a
-        // later command adds): those were resolved without it.
+        // Nor may an add make a scripted command still to come unusable (LAST-PQ's `add_flows` of a
+        // flow a later command adds): those were resolved without it.
+        let adds = set.contains_key("add_flows");
         let new = super::command::CommandConfig { at_s: now.as_secs_f64(), target: target.to_string(), set: set.clone() };
-        for (i, c) in self.scenario.commands.iter().enumerate().filter(|(_, c)| !due(c)) {
+        for (i, c) in self.scenario.commands.iter().enumerate().filter(|(_, c)| adds && !due(c)) {
             let mut before = super::command::before(&self.scenario, i);
-            before.extend(self.stepped.iter().chain(std::iter::once(&new)));
+            before.extend(self.stepped_adds.iter().chain(std::iter::once(&new)));
             if let Err((key, msg)) = super::command::resolve(&self.scenario, &c.target, &c.set, &before) {
                 let at = key.map(|k| format!(".set{}", key_path(&k))).unwrap_or_default();
                 return Err(CommandError { key: None, msg: format!("it would leave the scenario's commands[{i}] (at {} s) unusable: commands[{i}]{at}: {msg}", c.at_s) });
             }
         }
         self.w.apply_command(now, &t, set).map_err(err)?;
-        let ev = super::world::Event::Command { idx: (self.scenario.commands.len() + self.stepped.len()) as u32 };
+        let ev = super::world::Event::Command { idx: self.scenario.commands.len() as u32 + self.stepped };
         self.w.digest = fold_digest(self.w.digest, now, ev.tag());
         self.w.q.count_unqueued_event();
-        self.stepped.push(new);
+        self.stepped += 1;
+        if adds {
+            self.stepped_adds.push(new);
+        }
         Ok(())
     }
 
@@ -320,7 +331,10 @@ impl Sim {
     /// Like [`Sim::finish`], handing back the tap of [`Sim::with_tap`] (to close its files).
     pub fn finish_with_tap(mut self) -> (RunOutput, Option<Box<dyn super::PacketTap>>) {
         let tap = self.w.tap.take();
-        (self.w.finish(), tap)
+        // Stopped early (a stepped run, an emulation whose command exited), the results are up to now;
+        // with nothing left to happen before the end, the run is whole.
+        let stop = if self.next_wakeup().is_some() { self.now() } else { self.end() };
+        (self.w.finish(stop), tap)
     }
 
     /// Steps until at least `rows` packet-log rows are finished, or `rows` transmissions or RTT samples
@@ -342,6 +356,7 @@ impl Sim {
                 }
             }
         }
+        self.w.q.advance_clock(self.end());
         progress(self.end());
         Ok(false)
     }
@@ -392,6 +407,7 @@ impl Sim {
                 return Err(RunError::Interrupted(now));
             }
         }
+        self.w.q.advance_clock(self.end());
         progress(self.end());
         Ok(())
     }

@@ -5,7 +5,13 @@ use super::world::World;
 use crate::time::SimTime;
 
 impl World {
-    pub(super) fn finish(mut self) -> RunOutput {
+    /// The run's results up to `stop` (the model's time: the end of the run, or earlier for a stepped
+    /// run or an emulation that stopped before it): rates are over the measured time up to `stop`.
+    pub(super) fn finish(mut self, stop: SimTime) -> RunOutput {
+        let stop = stop.min(self.end);
+        for t in &mut self.trackers {
+            t.measure_to = t.measure_to.min(stop);
+        }
         self.video_reports();
         let (rtt, frames) = self.series();
         let flows = self.trackers.iter_mut().map(|t| t.summarize()).collect();
@@ -20,7 +26,7 @@ impl World {
             components: self.components(),
             events: self.q.events_processed(),
             event_digest: self.digest,
-            sim_end: self.end,
+            sim_end: stop,
             packets: self.log,
             rtt,
             frames,

@@ -94,6 +94,28 @@ fn stepping_in_any_increments_gives_the_digest_of_run() {
     }
 }
 
+/// A run stopped before its end (a stepped run, an emulation whose command exited) reports its rates over
+/// the time it ran, not the scenario's whole length, and says where it stopped.
+#[test]
+fn a_run_stopped_early_reports_rates_over_the_time_it_ran() {
+    let sc = scenario(&home(CBR));
+    let whole = closed(&sc);
+    let mut s = Sim::new(&sc, 3);
+    let half = SimTime::ZERO + SimDuration::from_ns(s.end().as_ns() / 2);
+    s.advance_to(half);
+    let early = s.finish();
+    assert_eq!((early.sim_end, whole.sim_end), (half, sc_end(&sc)));
+    // The 2-Mbit/s CBR flow: its rate over 1 s of measurement (1 → 2 s) as over 3 (1 → 4 s).
+    let cbr = whole.flows.iter().position(|f| f.kind == "udp_cbr").expect("the CBR flow");
+    let (a, b) = (early.flows[cbr].throughput_mbps, whole.flows[cbr].throughput_mbps);
+    assert!((b / 2.0 - 1.0).abs() < 0.05 && (a / b - 1.0).abs() < 0.05, "{a} vs {b} Mbit/s");
+    assert!(early.flows[cbr].delivered_bytes < whole.flows[cbr].delivered_bytes * 6 / 10);
+}
+
+fn sc_end(sc: &lasthop_core::scenario::Scenario) -> SimTime {
+    SimTime::ZERO + SimDuration::from_secs_f64(sc.duration_s).unwrap()
+}
+
 /// The packets a caller injects at the send times of the CBR flow get exactly the CBR packets'
 /// timestamps at every stage, and come out of `drain_egress` when they are delivered.
 #[test]
