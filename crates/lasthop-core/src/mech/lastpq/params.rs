@@ -13,7 +13,9 @@ pub struct FlowDemand {
     /// The flow's name in `flows`; it must end at one of this AP's stations.
     pub flow: String,
     /// Latency demand ld, ms: the `percentile`-th percentile of the flow's per-packet latency (TXQ
-    /// enqueue → ACK) should stay at or below it.
+    /// enqueue → ACK) should stay at or below it. The permitted queueing delay the controller derives
+    /// from it is at most 65.535 ms (the 16-bit field of the paper's mark, spec §16), so a demand above
+    /// that gives the flow precedence once it has waited 65.5 ms.
     pub demand_ms: f64,
     /// β, the percentile the demand is on (0 < β ≤ 100). Default 95.
     #[serde(default = "default_percentile")]
