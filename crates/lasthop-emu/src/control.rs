@@ -15,11 +15,11 @@
 //! writes faster than it reads its answers is slowed (its next request is taken once the answers
 //! before it are out), never answered in part. At most 64 clients at once, lines of at most 64 KiB.
 //! A command acts at the model time it is read, before the packets read at that time. The applied
-//! ones are returned with the emulation ([`crate::EmuOutput::commands`]) as `commands` entries, so
+//! ones are the `Sim`'s stepped commands, returned with the emulation ([`crate::EmuOutput::commands`]) as `commands` entries, so
 //! replaying the inputs with them reproduces the run.
 
 use crate::EmuError;
-use lasthop_core::sim::{CommandConfig, Sim};
+use lasthop_core::sim::Sim;
 use nix::sys::epoll::{Epoll, EpollEvent, EpollFlags};
 use std::io::{ErrorKind, Read, Write};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
@@ -46,7 +46,6 @@ pub struct Control {
     ino: u64,
     listener: UnixListener,
     conns: Vec<Conn>,
-    applied: Vec<CommandConfig>,
 }
 
 impl Control {
@@ -71,16 +70,11 @@ impl Control {
         })?;
         listener.set_nonblocking(true).map_err(|e| EmuError::Io(e.to_string()))?;
         let ino = std::fs::metadata(path).map(|m| m.ino()).unwrap_or(0);
-        Ok(Control { path: path.to_path_buf(), ino, listener, conns: Vec::new(), applied: Vec::new() })
+        Ok(Control { path: path.to_path_buf(), ino, listener, conns: Vec::new() })
     }
 
     pub(crate) fn listener(&self) -> &UnixListener {
         &self.listener
-    }
-
-    /// The commands applied, as `commands` entries at their model times.
-    pub fn into_applied(mut self) -> Vec<CommandConfig> {
-        std::mem::take(&mut self.applied)
     }
 
     /// Accepts waiting clients, reads what they sent and applies each complete request line to `sim`
@@ -105,7 +99,7 @@ impl Control {
         }
         let mut closed = Vec::new();
         for (k, c) in self.conns.iter_mut().enumerate() {
-            if !c.serve(sim, &mut self.applied) {
+            if !c.serve(sim) {
                 closed.push(k);
             }
         }
@@ -117,7 +111,7 @@ impl Control {
     }
 
     /// One request line applied: the answer.
-    fn apply(sim: &mut Sim, line: &[u8], applied: &mut Vec<CommandConfig>) -> serde_json::Value {
+    fn apply(sim: &mut Sim, line: &[u8]) -> serde_json::Value {
         let line = String::from_utf8_lossy(line);
         if line.trim().is_empty() {
             return serde_json::json!({ "ok": false, "error": "an empty line: send {\"target\": ..., \"set\": {...}}" });
@@ -127,11 +121,7 @@ impl Control {
             Err(e) => return serde_json::json!({ "ok": false, "error": format!("not a request ({e}): send {{\"target\": \"aps.ap.lastpq\", \"set\": {{\"demand_ms\": {{\"vr\": 15}}}}}}") }),
         };
         match sim.command(&req.target, &req.set) {
-            Ok(()) => {
-                let at = sim.now();
-                applied.push(CommandConfig { at_s: at.as_secs_f64(), target: req.target, set: req.set });
-                serde_json::json!({ "ok": true, "at_s": at.as_secs_f64() })
-            }
+            Ok(()) => serde_json::json!({ "ok": true, "at_s": sim.now().as_secs_f64() }),
             Err(e) => serde_json::json!({ "ok": false, "error": e.to_string() }),
         }
     }
@@ -150,7 +140,7 @@ impl Conn {
     /// answers: a request is taken only once the answers before it are out, so a client that writes
     /// faster than it reads is slowed (its socket fills), never answered in part or dropped. False:
     /// done with this client.
-    fn serve(&mut self, sim: &mut Sim, applied: &mut Vec<CommandConfig>) -> bool {
+    fn serve(&mut self, sim: &mut Sim) -> bool {
         let mut chunk = [0u8; 4096];
         while !self.eof && self.input.len() <= MAX_LINE {
             match self.stream.read(&mut chunk) {
@@ -182,7 +172,7 @@ impl Conn {
                     return false;
                 }
             };
-            let reply = Control::apply(sim, &line, applied);
+            let reply = Control::apply(sim, &line);
             self.output.extend_from_slice(format!("{reply}\n").as_bytes());
         }
     }

@@ -343,7 +343,7 @@ pub fn emulate(sc: &Scenario, seed: u64, cfg: &EmuConfig, cancel: &AtomicBool, p
         command_killed,
         realtime,
         cpu_latency_held,
-        commands: lp.control.take().map(|c| c.into_applied()).unwrap_or_default(),
+        commands: sim.stepped_commands().to_vec(),
         rtp: serde_json::Value::Object(lp.rtp.iter().map(|(f, r)| (sc.flows[*f as usize].common().name.unwrap_or("").to_string(), r.stats())).collect()),
         run: sim.finish(),
     };

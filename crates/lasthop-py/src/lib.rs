@@ -296,11 +296,7 @@ impl PySim {
     /// the seed gives this run.
     fn command(&mut self, target: &str, set_json: &str) -> PyResult<()> {
         let set: serde_json::Map<String, serde_json::Value> = serde_json::from_str(set_json).map_err(|e| PyValueError::new_err(format!("set: {e}")))?;
-        let s = self.sim()?;
-        s.command(target, &set).map_err(|e| PyValueError::new_err(e.to_string()))?;
-        let at_s = s.now().as_ns() as f64 / 1e9;
-        self.sc.commands.push(sim::CommandConfig { at_s, target: target.to_string(), set });
-        Ok(())
+        self.sim()?.command(target, &set).map_err(|e| PyValueError::new_err(e.to_string()))
     }
     /// Hands a packet of `external` flow `flow` to the model now; returns its id. `rtp_seq`: an RTP
     /// packet's transport-wide sequence number; `rtcp`: it is RTCP, with `rtcp_twcc` the bytes of its
@@ -327,6 +323,7 @@ impl PySim {
     /// Ends the run: the same dict as `run`, for what the model did up to now.
     fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let s = self.inner.take().ok_or_else(|| PyRuntimeError::new_err("this Sim has finished"))?;
+        self.sc.commands.extend(s.stepped_commands().iter().cloned());
         let out = py.detach(|| s.finish());
         output_dict(py, &out, &self.sc, self.seed)
     }

@@ -33,6 +33,12 @@ impl Loc {
         v.push(LocItem::Index(i));
         Loc(v)
     }
+    /// `self` followed by the steps of a dotted path as components report them (`flows.0.demand_ms`:
+    /// numeric parts are indices; an empty path adds nothing).
+    pub fn dotted(&self, path: &str) -> Loc {
+        let steps = path.split('.').filter(|p| !p.is_empty()).map(|p| p.parse().map_or_else(|_| LocItem::Key(p.to_string()), LocItem::Index));
+        Loc(self.0.iter().cloned().chain(steps).collect())
+    }
 }
 
 impl fmt::Display for Loc {

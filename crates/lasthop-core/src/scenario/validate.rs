@@ -285,14 +285,7 @@ fn check_prioritized_flows(sc: &Scenario, a: &AccessPoint, p: &crate::mech::last
 
 fn check_mechanism(sc: &Scenario, m: &crate::mech::MechanismConfig, loc: &Loc, is: &mut Issues) {
     if let Err((path, reason)) = m.validate() {
-        let mut at = loc.clone();
-        for part in path.split('.') {
-            at = match part.parse::<usize>() {
-                Ok(i) => at.index(i),
-                Err(_) => at.key(part),
-            };
-        }
-        is.push(at, reason, json!(null));
+        is.push(loc.dotted(&path), reason, json!(null));
     }
     let known = sc.flow_names();
     let named = [("flows", m.flows()), ("tagged_flows", if let crate::mech::MechanismConfig::Qair(q) = m { Some(q.tagged_flows.as_slice()) } else { None })];
@@ -461,20 +454,12 @@ fn check_commands(sc: &Scenario, is: &mut Issues) {
         }
         if let Err((key, msg)) = crate::sim::command::resolve(sc, &c.target, &c.set, &before[i]) {
             match key {
-                // A nested key (`demand_ms.vr`, `add_flows.0.flow`) as its path inside `set`.
+                // A nested key (`demand_ms.vr`, `add_flows.0.flow`) as its path inside `set`, with the
+                // value there (a JSON pointer takes list indices as they are).
                 Some(k) => {
-                    let at = k.split('.').filter(|p| !p.is_empty()).fold(loc.key("set"), |at, part| match part.parse::<usize>() {
-                        Ok(i) => at.index(i),
-                        Err(_) => at.key(part),
-                    });
-                    let mut parts = k.split('.');
-                    let value = parts.next().and_then(|first| c.set.get(first)).and_then(|v| {
-                        parts.try_fold(v, |v, part| match part.parse::<usize>() {
-                            Ok(i) => v.get(i),
-                            Err(_) => v.get(part),
-                        })
-                    });
-                    is.push(at, msg, value.cloned().unwrap_or(json!(null)))
+                    let pointer: String = k.split('.').filter(|p| !p.is_empty()).map(|p| format!("/{}", p.replace('~', "~0").replace('/', "~1"))).collect();
+                    let value = serde_json::Value::Object(c.set.clone()).pointer(&pointer).cloned();
+                    is.push(loc.key("set").dotted(&k), msg, value.unwrap_or(json!(null)))
                 }
                 None => is.push(loc.key("target"), msg, json!(c.target)),
             }

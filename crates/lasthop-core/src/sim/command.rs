@@ -78,15 +78,11 @@ fn positive(set: &Map<String, Value>, key: &str) -> Result<Option<f64>, Refusal>
     number(set, key, |x| x.is_finite() && x > 0.0, "a positive number")
 }
 
-/// The scenario's commands that run before its `i`-th and add to what later ones may name (LAST-PQ's
-/// `add_flows`): earlier in time, or at the same instant and listed before it (commands of one
-/// instant run in list order). A command whose `at_s` is no time (refused at its own path) is left out.
-pub(crate) fn before(sc: &Scenario, i: usize) -> Vec<&CommandConfig> {
-    adds_before(sc, std::iter::once(i)).pop().unwrap_or_default()
-}
-
-/// [`before`] for each of `indices`, reading the scenario's adds once (so a scenario with many
-/// commands, as a long control session records, resolves in time linear in them when few add).
+/// For each of `indices`, the scenario's commands that run before that one and add to what later ones
+/// may name (LAST-PQ's `add_flows`): earlier in time, or at the same instant and listed before it
+/// (commands of one instant run in list order). A command whose `at_s` is no time (refused at its own
+/// path) is left out. The adds are read once, so a scenario with many commands, as a long control
+/// session records, resolves in time linear in them when few add.
 pub(crate) fn adds_before(sc: &Scenario, indices: impl IntoIterator<Item = usize>) -> Vec<Vec<&CommandConfig>> {
     let t = |c: &CommandConfig| crate::time::SimDuration::from_secs_f64(c.at_s);
     let adds: Vec<(usize, crate::time::SimDuration, &CommandConfig)> =

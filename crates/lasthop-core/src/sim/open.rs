@@ -8,7 +8,7 @@ use super::world::World;
 use crate::app::rtc::{Rtcp, RtcpBody};
 use crate::packet::Hdr;
 use crate::payload::Payload;
-use crate::scenario::Scenario;
+use crate::scenario::{Loc, Scenario};
 use crate::stats::{FlowSummary, PacketLog};
 use crate::time::SimTime;
 
@@ -120,18 +120,10 @@ pub enum InjectError {
 /// Why a run-time command was refused: the key of `set` at fault (`None`: the target; nested keys
 /// dotted, `add_flows.0.flow`) and why. Shown as the scenario's checks show a path: `set.add_flows[0].flow`.
 #[derive(Debug, thiserror::Error, PartialEq)]
-#[error("{}{msg}", .key.as_ref().map(|k| format!("set{}: ", key_path(k))).unwrap_or_default())]
+#[error("{}{msg}", .key.as_ref().map(|k| format!("{}: ", Loc::root().key("set").dotted(k))).unwrap_or_default())]
 pub struct CommandError {
     pub key: Option<String>,
     pub msg: String,
-}
-
-/// A dotted key as a path: `.name` per part, `[i]` for a list index.
-pub(crate) fn key_path(key: &str) -> String {
-    if key.is_empty() {
-        return String::new(); // `set` itself
-    }
-    key.split('.').map(|part| if part.parse::<usize>().is_ok() { format!("[{part}]") } else { format!(".{part}") }).collect()
 }
 
 /// A model the caller steps.
@@ -142,11 +134,11 @@ pub struct Sim {
     twcc_seqs: std::collections::BTreeMap<u32, crate::rtc::twcc::SeqUnwrapper>,
     /// And of the base sequence numbers of the feedback about it.
     twcc_feedback_seqs: std::collections::BTreeMap<u32, crate::rtc::twcc::SeqUnwrapper>,
-    /// How many commands [`Sim::command`] applied, and those of them that add to what later commands
-    /// may name (LAST-PQ's `add_flows`), as `commands` entries at their times: all that resolving a
-    /// later one needs, so a long control session stays cheap per command.
-    stepped: u32,
-    stepped_adds: Vec<super::command::CommandConfig>,
+    /// The commands [`Sim::command`] applied, as `commands` entries at their times, and which of them
+    /// add to what later commands may name (LAST-PQ's `add_flows`): all that resolving a later one
+    /// reads, so a long control session stays cheap per command.
+    stepped: Vec<super::command::CommandConfig>,
+    stepped_adds: Vec<usize>,
 }
 
 /// The event digest after the event tagged `tag` at `now`.
@@ -181,7 +173,7 @@ impl Sim {
         for (i, c) in scenario.commands.iter().enumerate() {
             w.q.schedule_after_instant(super::build::secs(c.at_s), super::world::Event::Command { idx: i as u32 });
         }
-        Ok(Sim { w, scenario: scenario.clone(), twcc_seqs: Default::default(), twcc_feedback_seqs: Default::default(), stepped: 0, stepped_adds: Vec::new() })
+        Ok(Sim { w, scenario: scenario.clone(), twcc_seqs: Default::default(), twcc_feedback_seqs: Default::default(), stepped: Vec::new(), stepped_adds: Vec::new() })
     }
 
     /// Reserves the packet log for `packets` more packets (a real-time run cannot afford the copy when a
@@ -286,29 +278,38 @@ impl Sim {
         self.advance_to(now);
         // The scenario's commands due by now have run (those of this instant too: they come first).
         let due = |c: &&super::command::CommandConfig| super::build::secs(c.at_s) <= now;
-        let earlier: Vec<&super::command::CommandConfig> = self.scenario.commands.iter().filter(due).chain(&self.stepped_adds).collect();
+        let stepped_adds = || self.stepped_adds.iter().map(|&i| &self.stepped[i]);
+        let earlier: Vec<&super::command::CommandConfig> = self.scenario.commands.iter().filter(due).chain(stepped_adds()).collect();
         let t = super::command::resolve(&self.scenario, target, set, &earlier).map_err(err)?;
         // Nor may an add make a scripted command still to come unusable (LAST-PQ's `add_flows` of a
         // flow a later command adds): those were resolved without it.
         let adds = set.contains_key("add_flows");
         let new = super::command::CommandConfig { at_s: now.as_secs_f64(), target: target.to_string(), set: set.clone() };
-        for (i, c) in self.scenario.commands.iter().enumerate().filter(|(_, c)| adds && !due(c)) {
-            let mut before = super::command::before(&self.scenario, i);
-            before.extend(self.stepped_adds.iter().chain(std::iter::once(&new)));
+        let pending: Vec<usize> = if adds { (0..self.scenario.commands.len()).filter(|&i| !due(&&self.scenario.commands[i])).collect() } else { Vec::new() };
+        for (&i, mut before) in pending.iter().zip(super::command::adds_before(&self.scenario, pending.iter().copied())) {
+            let c = &self.scenario.commands[i];
+            before.extend(stepped_adds().chain(std::iter::once(&new)));
             if let Err((key, msg)) = super::command::resolve(&self.scenario, &c.target, &c.set, &before) {
-                let at = key.map(|k| format!(".set{}", key_path(&k))).unwrap_or_default();
-                return Err(CommandError { key: None, msg: format!("it would leave the scenario's commands[{i}] (at {} s) unusable: commands[{i}]{at}: {msg}", c.at_s) });
+                let cmd = Loc::root().key("commands").index(i);
+                let at = key.map_or_else(|| cmd.key("target"), |k| cmd.key("set").dotted(&k));
+                return Err(CommandError { key: None, msg: format!("it would leave the scenario's commands[{i}] (at {} s) unusable: {at}: {msg}", c.at_s) });
             }
         }
         self.w.apply_command(now, &t, set).map_err(err)?;
-        let ev = super::world::Event::Command { idx: self.scenario.commands.len() as u32 + self.stepped };
+        let ev = super::world::Event::Command { idx: (self.scenario.commands.len() + self.stepped.len()) as u32 };
         self.w.digest = fold_digest(self.w.digest, now, ev.tag());
         self.w.q.count_unqueued_event();
-        self.stepped += 1;
         if adds {
-            self.stepped_adds.push(new);
+            self.stepped_adds.push(self.stepped.len());
         }
+        self.stepped.push(new);
         Ok(())
+    }
+
+    /// The commands [`Sim::command`] applied so far, as `commands` entries at their times: appended to
+    /// the scenario's, they make a scenario that runs as this stepped run did.
+    pub fn stepped_commands(&self) -> &[super::command::CommandConfig] {
+        &self.stepped
     }
 
     /// Every component's counters and state so far, as `summary.json`'s `components` will hold them at
@@ -356,7 +357,6 @@ impl Sim {
                 }
             }
         }
-        self.w.q.advance_clock(self.end());
         progress(self.end());
         Ok(false)
     }
@@ -407,7 +407,6 @@ impl Sim {
                 return Err(RunError::Interrupted(now));
             }
         }
-        self.w.q.advance_clock(self.end());
         progress(self.end());
         Ok(())
     }

@@ -233,8 +233,8 @@ impl DriverPolicy for LastPqPolicy {
                     return Err((at("flow"), format!("'{}' is prioritized already", d.flow)));
                 }
                 let &(_, index) = self.eligible.iter().find(|(n, _)| *n == d.flow).ok_or_else(|| (at("flow"), format!("'{}' does not end at a station of this AP", d.flow)))?;
-                // From the next packet on, the flow's packets take a flow queue of their own (those
-                // queued already stay where they are) and its controller starts its windows now.
+                // Its controller starts its windows now; its packets take a flow queue of their own once
+                // its hashed one holds none of them (the Linux path keeps them in order).
                 self.flows.push(PrioFlow::new(d.flow, index, DelayController::new(self.controller, Demand { ms: d.demand_ms, percentile: d.percentile }, now)));
             }
         }

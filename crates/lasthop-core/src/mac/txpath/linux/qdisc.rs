@@ -73,18 +73,25 @@ impl LinuxPath {
         };
         let tin = self.links[link].txqs[ac].tin;
         out.log.stamp(pkt.id, Stage::TxqEnq, now);
-        // A flow prioritized at run time keeps to its hashed FQ queue while that still holds its packets,
-        // so that they stay in order (as in the kernel, where the hash picks the queue); then it takes a
-        // queue of its own.
-        let fresh = |fq: &crate::queue::fq::Fq| fq.flow_holds(fq.flow_for(tin, fq.flow_index(&pkt)), pkt.flow);
-        let dedicated = self.policy.as_ref().is_some_and(|p| p.dedicated(pkt.flow))
-            && (self.dedicated.contains_key(&(pkt.flow, link, ac)) || !fresh(&self.fq));
-        match self.policy.as_mut().filter(|_| dedicated) {
+        match self.policy.as_mut().filter(|p| p.dedicated(pkt.flow)) {
             Some(policy) => {
-                policy.on_enqueue(now, &pkt, link, ac);
-                let fq = &mut self.fq;
-                let f = *self.dedicated.entry((pkt.flow, link, ac)).or_insert_with(|| fq.add_dedicated_flow());
-                self.fq.enqueue_dedicated(now, tin, f, pkt, &mut self.drops);
+                let own = match self.dedicated.entry((pkt.flow, link, ac)) {
+                    std::collections::btree_map::Entry::Occupied(e) => Some(*e.get()),
+                    // A flow prioritized at run time keeps to its hashed FQ queue while that still holds
+                    // its packets, so that they stay in order (as in the kernel, where the hash picks the
+                    // queue); then it takes a queue of its own.
+                    std::collections::btree_map::Entry::Vacant(e) => {
+                        let hashed = self.fq.flow_for(tin, self.fq.flow_index(&pkt));
+                        (!self.fq.flow_holds(hashed, pkt.flow)).then(|| *e.insert(self.fq.add_dedicated_flow()))
+                    }
+                };
+                match own {
+                    Some(f) => {
+                        policy.on_enqueue(now, &pkt, link, ac);
+                        self.fq.enqueue_dedicated(now, tin, f, pkt, &mut self.drops);
+                    }
+                    None => self.fq.enqueue(now, tin, pkt, &mut self.drops),
+                }
             }
             None => self.fq.enqueue(now, tin, pkt, &mut self.drops),
         }
