@@ -8,7 +8,10 @@ fn main() {
     let rows = 65_536;
     let mut taken = 0usize;
     while sim.run_until_rows(rows, &mut |_| true).expect("runs") {
-        taken += sim.take_packet_rows(rows).map_or(0, |c| c.flow.len());
+        if let Some(c) = sim.take_packet_rows(rows) {
+            taken += c.flow.len();
+            sim.recycle_packet_rows(c);
+        }
         let _ = sim.take_tx_rows(rows);
         let _ = sim.take_rtt_rows(rows);
         let _ = sim.take_frame_rows(rows);

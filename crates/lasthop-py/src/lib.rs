@@ -127,7 +127,9 @@ fn run<'py>(
             match py.detach(|| sim.run_until_rows(rows, &mut cb)) {
                 Ok(true) => {
                     if let Some(chunk) = sim.take_packet_rows(rows) {
-                        sink.call1(("packets", packet_columns(py, &chunk)?, flows.clone()))?;
+                        let cols = packet_columns(py, &chunk)?;
+                        sim.recycle_packet_rows(chunk);
+                        sink.call1(("packets", cols, flows.clone()))?;
                     }
                     if let Some((tx, links)) = sim.take_tx_rows(rows) {
                         sink.call1(("tx", tx_columns(py, &tx)?, links))?;

@@ -17,18 +17,34 @@ struct Slot<E> {
     event: Option<E>,
 }
 
-/// A heap entry: the key is kept in the heap itself, so sifting compares without leaving it.
+/// A heap entry: the key is kept in the heap itself, so sifting compares without leaving it. 16 bytes:
+/// the sequence number and the slot share one word (`seq << SLOT_BITS | slot`), so an entry moves as
+/// one vector register (24-byte entries: the ns-3 anchor's engine time × 1.05).
 #[derive(Clone, Copy, Debug)]
 struct Entry {
     time: SimTime,
-    seq: u64,
-    slot: u32,
+    /// `seq << SLOT_BITS | slot`, with [`LATE`] set for [`EventQueue::schedule_after_instant`]. Sequence
+    /// numbers are unique, so ordering by `(time, key)` is ordering by `(time, seq)`.
+    key: u64,
 }
+
+/// Bits of [`Entry::key`] that hold the slot: at most 2^24 (16.7 M) events pending at once.
+const SLOT_BITS: u32 = 24;
+/// Sequence numbers below this fit the key under [`LATE`]: 5.5 · 10^11 events per run.
+const SEQ_LIMIT: u64 = 1 << (63 - SLOT_BITS);
 
 impl Entry {
     #[inline]
+    fn new(time: SimTime, seq: u64, slot: u32) -> Entry {
+        Entry { time, key: seq << SLOT_BITS | slot as u64 }
+    }
+    #[inline]
+    fn slot(&self) -> u32 {
+        (self.key & ((1 << SLOT_BITS) - 1)) as u32
+    }
+    #[inline]
     fn before(&self, other: &Entry) -> bool {
-        (self.time, self.seq) < (other.time, other.seq)
+        (self.time, self.key) < (other.time, other.key)
     }
 }
 
@@ -89,6 +105,7 @@ impl<E> EventQueue<E> {
     pub fn schedule(&mut self, time: SimTime, event: E) -> TimerId {
         assert!(time >= self.now, "event scheduled in the past: {time} < {}", self.now);
         let seq = self.next_seq;
+        assert!(seq < SEQ_LIMIT, "more than {SEQ_LIMIT} events in one run");
         self.next_seq += 1;
         let slot = match self.free.pop() {
             Some(s) => {
@@ -96,12 +113,12 @@ impl<E> EventQueue<E> {
                 s
             }
             None => {
-                let s = u32::try_from(self.slots.len()).expect("too many pending timers");
+                let s = u32::try_from(self.slots.len()).ok().filter(|&s| s < 1 << SLOT_BITS).expect("more than 2^24 events pending at once");
                 self.slots.push(Slot { gen: 0, pos: FREE, event: Some(event) });
                 s
             }
         };
-        self.heap.push(Entry { time, seq, slot });
+        self.heap.push(Entry::new(time, seq, slot));
         self.sift_up(self.heap.len() - 1);
         TimerId { slot, gen: self.slots[slot as usize].gen }
     }
@@ -113,7 +130,7 @@ impl<E> EventQueue<E> {
     pub fn schedule_after_instant(&mut self, time: SimTime, event: E) -> TimerId {
         let id = self.schedule(time, event);
         let pos = self.slots[id.slot as usize].pos as usize;
-        self.heap[pos].seq |= LATE;
+        self.heap[pos].key |= LATE;
         self.sift_down(pos, self.heap[pos]);
         id
     }
@@ -160,7 +177,7 @@ impl<E> EventQueue<E> {
         }
         self.now = top.time;
         self.popped += 1;
-        Some((top.time, self.release(top.slot)))
+        Some((top.time, self.release(top.slot())))
     }
 
     fn release(&mut self, slot: u32) -> E {
@@ -176,7 +193,7 @@ impl<E> EventQueue<E> {
         let last = self.heap.pop().expect("not empty");
         if pos < self.heap.len() {
             self.sift_down(pos, last);
-            self.sift_up(self.slots[last.slot as usize].pos as usize);
+            self.sift_up(self.slots[last.slot() as usize].pos as usize);
         }
     }
 
@@ -217,7 +234,7 @@ impl<E> EventQueue<E> {
     #[inline]
     fn place(&mut self, i: usize, e: Entry) {
         self.heap[i] = e;
-        self.slots[e.slot as usize].pos = i as u32;
+        self.slots[e.slot() as usize].pos = i as u32;
     }
 }
 

@@ -207,7 +207,7 @@ impl Sim {
         self.next_wakeup()?;
         let w = &mut *self.w;
         let (now, ev) = w.q.pop().expect("peeked");
-        w.digest = fold_digest(w.digest, now, ev.tag());
+        w.digest = fold_digest(w.digest, now, ev.tag(&w.pipes));
         w.handle(now, ev);
         Some(now)
     }
@@ -297,7 +297,7 @@ impl Sim {
         }
         self.w.apply_command(now, &t, set).map_err(err)?;
         let ev = super::world::Event::Command { idx: (self.scenario.commands.len() + self.stepped.len()) as u32 };
-        self.w.digest = fold_digest(self.w.digest, now, ev.tag());
+        self.w.digest = fold_digest(self.w.digest, now, ev.tag(&self.w.pipes));
         self.w.q.count_unqueued_event();
         if adds {
             self.stepped_adds.push(self.stepped.len());
@@ -365,6 +365,12 @@ impl Sim {
     /// flight, if there are at least `min_rows` (the rows left go to [`RunOutput::packets`]).
     pub fn take_packet_rows(&mut self, min_rows: usize) -> Option<crate::stats::PacketLog> {
         self.w.log.take_finished(min_rows)
+    }
+
+    /// Hands back a chunk of [`Sim::take_packet_rows`] once it has been copied out, so the log reuses its
+    /// memory ([`crate::stats::PacketLog::recycle`]).
+    pub fn recycle_packet_rows(&mut self, chunk: crate::stats::PacketLog) {
+        self.w.log.recycle(chunk);
     }
 
     /// Takes out the per-PSDU transmission rows logged so far (final when logged), with the names of

@@ -17,8 +17,8 @@ pub(crate) enum Event {
     Send { flow: u32 },
     /// Pipe `pipe` finished serializing its packet.
     PipeTxEnd { pipe: u32 },
-    /// A packet reached the far end of pipe `pipe`.
-    PipeArrive { pipe: u32, pkt: Packet },
+    /// The next packet propagating in pipe `pipe` ([`crate::link::pipe::Pipe::arriving`]) reached its far end.
+    PipeArrive { pipe: u32 },
     /// An event of the 802.11 medium.
     Wifi(WifiEvent),
     /// A transport timer of flow `flow` (TCP pacing, RTO, delayed ACK).
@@ -50,11 +50,12 @@ impl Scheduler for WifiSched<'_> {
 }
 
 impl Event {
-    pub(super) fn tag(&self) -> u64 {
+    /// What the event digest folds in for this event; `pipes` names the packet an arrival carries.
+    pub(super) fn tag(&self, pipes: &[Pipe]) -> u64 {
         match self {
             Event::Send { flow } => 1 | (*flow as u64) << 8,
             Event::PipeTxEnd { pipe } => 2 | (*pipe as u64) << 8,
-            Event::PipeArrive { pipe, pkt } => 3 | (*pipe as u64) << 8 | pkt.id << 24,
+            Event::PipeArrive { pipe } => 3 | (*pipe as u64) << 8 | pipes[*pipe as usize].arriving().id << 24,
             Event::Wifi(WifiEvent::Access) => 4,
             Event::Wifi(WifiEvent::PpduEnd) => 5,
             Event::Wifi(WifiEvent::ExchangeEnd { node }) => 6 | (*node as u64) << 8,
@@ -120,8 +121,10 @@ impl World {
         match ev {
             Event::Send { flow } => self.call_host(flow, HostCall::Wake(crate::host::Wake::Send)),
             Event::PipeTxEnd { pipe } => self.on_pipe_tx_end(now, pipe),
-            Event::PipeArrive { pipe, pkt } => {
-                let at = match self.pipes[pipe as usize].target {
+            Event::PipeArrive { pipe } => {
+                let p = &mut self.pipes[pipe as usize];
+                let pkt = p.arrive();
+                let at = match p.target {
                     PipeTarget::Node(n) => n,
                     PipeTarget::Destination => pkt.dst,
                 };
@@ -228,7 +231,7 @@ impl World {
             self.log.stamp(pkt.id, Stage::AirEnd, now);
         }
         let at = now + p.delay;
-        self.q.schedule(at, Event::PipeArrive { pipe, pkt });
+        self.q.schedule(at, Event::PipeArrive { pipe });
         let r = self.mechs_of_pipe(pipe);
         if !r.is_empty() {
             self.mech_departed(now, r, pkt.id, pkt.dst);
