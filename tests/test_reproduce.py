@@ -56,6 +56,17 @@ def test_every_experiment_is_a_plan_of_valid_scenarios(tmp_path: Path) -> None:
             lasthop.Scenario.from_dict(p.scenario)
 
 
+def test_quick_scope_names_the_cases_a_quick_run_keeps() -> None:
+    """What `reproduce --quick` prints it left out comes from the two plans."""
+    from lasthop.experiments import quick_scope
+
+    assert quick_scope("lastpq-mobility") == {"cases": ["walk=M1→M8"], "full_cases": 2, "seconds": 20.0,
+                                              "full_seconds": 60.0}
+    assert quick_scope("lastpq-static")["cases"] == ["k=3, f=3"]
+    q = quick_scope("rate-control")
+    assert len(q["cases"]) == q["full_cases"] == 63 and q["seconds"] < q["full_seconds"]
+
+
 def test_reduce_of_the_executed_plan_is_the_experiment(tmp_path: Path) -> None:
     exp = EXPERIMENTS["sparse-flow"]
     doc = exp.reduce(execute(exp.plan(Options(seed=1, quick=True, workdir=tmp_path))))

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 from lasthop.commands._display import RunProgress, console, rows_table
 from lasthop.commands.run import _check_writable
-from lasthop.experiments import EXPERIMENTS, run_experiment, takes_trace
+from lasthop.experiments import EXPERIMENTS, quick_scope, run_experiment, takes_trace
 
 
 @click.command("reproduce")
@@ -47,6 +47,13 @@ def command(name: str, as_json: bool, seed: int, quick: bool, trace: Path | None
         return
     con = console()
     con.print(rows_table(f"{name} · seed {seed}" + (" · quick" if quick else ""), doc["rows"]))
+    if quick:
+        q = quick_scope(name, seed, trace)
+        cases = ("every case" if len(q["cases"]) >= q["full_cases"] else
+                 f"{len(q['cases'])} of {q['full_cases']} cases ({'; '.join(q['cases'])})")
+        length = (f"runs of up to {q['seconds']:g} s instead of {q['full_seconds']:g} s"
+                  if q["seconds"] < q["full_seconds"] else "runs at full length")
+        con.print(f"quick: {cases}, {length}; without --quick every case runs at full length")
     if doc.get("checks"):
         verdict = {True: "✓", False: "✗", None: "–"}
         met = sum(c["met"] is True for c in doc["checks"])

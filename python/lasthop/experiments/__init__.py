@@ -23,7 +23,7 @@ from lasthop.experiments import combined, lastpq, law, linux_path, qair, transpo
 from lasthop.experiments.plan import Cache, Done, Experiment, OnPlan, OnRun, Options, PlannedRun, execute
 
 __all__ = ["EXPERIMENTS", "Experiment", "Options", "PlannedRun", "Done", "execute", "plan_experiment",
-           "run_experiment", "takes_trace"]
+           "quick_scope", "run_experiment", "takes_trace"]
 
 EXPERIMENTS: dict[str, Experiment] = {
     e.name: e for module in (linux_path, transport, zhuge, law, qair, lastpq, combined) for e in module.EXPERIMENTS
@@ -42,6 +42,22 @@ def plan_experiment(name: str, options: Options) -> list[PlannedRun]:
     if options.trace is not None and not exp.takes_trace:
         raise ValueError(f"experiment {name!r} is not trace-driven")
     return exp.plan(options)
+
+
+def quick_scope(name: str, seed: int = 1, trace: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """What ``--quick`` keeps of experiment ``name``, so a user sees what a quick run left out: ``cases``,
+    the cases (its runs' points, each as ``"key=value, ..."``) the quick variant runs; ``full_cases``,
+    how many the full experiment has; ``seconds`` and ``full_seconds``, the longest run of each. Both
+    plans are built, not run."""
+    def plan(quick: bool) -> tuple[list[str], float]:
+        with tempfile.TemporaryDirectory(prefix="lasthop-plan-") as tmp:
+            opts = Options(seed=seed, quick=quick, workdir=Path(tmp), trace=Path(trace) if trace is not None else None)
+            runs = plan_experiment(name, opts)
+        cases = dict.fromkeys(", ".join(f"{k}={v}" for k, v in run.point.items()) for run in runs)
+        return list(cases), max((float(run.scenario.get("duration_s", 0.0)) for run in runs), default=0.0)
+
+    (cases, seconds), (full, full_seconds) = plan(True), plan(False)
+    return {"cases": cases, "full_cases": len(full), "seconds": seconds, "full_seconds": full_seconds}
 
 
 def run_experiment(name: str, seed: int = 1, quick: bool = False,
