@@ -116,27 +116,33 @@ def in_engine_thread(call: Callable[[], Any], handle: _lasthop.Progress, sc: Sce
         finally:
             done.set()
 
-    threading.Thread(target=work, name=name, daemon=True).start()
+    worker = threading.Thread(target=work, name=name, daemon=True)
     try:
+        # Started inside the try: a Ctrl-C that lands while the thread starts must cancel it too (it had
+        # left an engine running, uncancelled, whose table writer went on after the clean-up).
+        worker.start()
         _wait(done, handle, sc, show=show)
     except BaseException:
-        _cancel(done, handle)
+        _cancel(done, handle, worker)
         raise
     if "err" in box:
         raise box["err"]
     return box["out"]
 
 
-def _cancel(done: threading.Event, handle: _lasthop.Progress) -> None:
+def _cancel(done: threading.Event, handle: _lasthop.Progress, worker: threading.Thread) -> None:
     """Stops the engine and waits until it has returned; a second Ctrl-C does not cut the wait short.
 
     The engine checks its cancel flag every few thousand events, so this takes milliseconds. Letting the
-    interpreter exit while the worker is still inside the engine would abort the process.
+    interpreter exit while the worker is still inside the engine would abort the process. A worker not
+    (yet) alive, because Ctrl-C landed inside ``start``, is waited for a second: if its thread was
+    launched it starts, finds the flag set and returns at once.
     """
     handle.cancel()
+    give_up = time.monotonic() + 1.0
     while True:
         try:
-            if done.wait(0.05):
+            if done.wait(0.05) or (not worker.is_alive() and time.monotonic() > give_up):
                 return
         except KeyboardInterrupt:
             continue
