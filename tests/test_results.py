@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -221,11 +219,17 @@ def test_a_run_streamed_to_its_directory_equals_one_kept_in_memory(tmp_path: Pat
     pd.testing.assert_frame_equal(loaded.tx, kept.tx)
     pd.testing.assert_frame_equal(loaded.rtt, kept.rtt)
     assert sorted(p.name for p in (tmp_path / "streamed").iterdir()) == sorted(RUN_FILES)
-    # The stream builds its Arrow tables without pandas: the files carry the schema, pandas metadata
-    # included, that a kept run's saved files carry.
+    # The core writes the streamed tables (arrow-rs, without pandas or pyarrow): the files carry the
+    # schema that a kept run's saved files (pyarrow, from pandas) carry, and the same pandas metadata and
+    # categories but for the metadata's `creator`, which names the writer.
     kept.save(tmp_path / "kept")
     for name in ("packets.parquet", "tx.parquet", "rtt.parquet", "frames.parquet"):
-        assert pq.read_schema(tmp_path / "streamed" / name).equals(pq.read_schema(tmp_path / "kept" / name), check_metadata=True), name
+        a, b = pq.read_schema(tmp_path / "streamed" / name), pq.read_schema(tmp_path / "kept" / name)
+        assert a.equals(b), name
+        meta = [{k: json.loads(v) for k, v in s.metadata.items()} for s in (a, b)]
+        assert meta[0][b"pandas"].pop("creator") == {"library": "lasthop", "version": lasthop.__version__}, name
+        assert meta[1][b"pandas"].pop("creator")["library"] == "pyarrow", name
+        assert meta[0] == meta[1], name
     # Saving a streamed result elsewhere copies its file: the same table.
     streamed.save(tmp_path / "copy")
     pd.testing.assert_frame_equal(lasthop.RunResult.load(tmp_path / "copy").packets, kept.packets)
@@ -250,23 +254,28 @@ def test_a_streamed_run_with_unnamed_flows(tmp_path: Path) -> None:
     pd.testing.assert_frame_equal(streamed.rtt, lasthop.RunResult.load(tmp_path / "kept").rtt)
 
 
-def test_a_writer_error_stops_a_streamed_run_and_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The tables are written in a thread beside the run: when writing fails (a full disk, here a
-    stand-in), the run stops with that error and leaves neither a summary nor temporary files."""
-    import lasthop.result as result
+def test_a_writer_error_stops_a_streamed_run_and_leaves_nothing(tmp_path: Path) -> None:
+    """The tables are written by a thread of the core beside the run: when writing fails (here the
+    process's file-size limit, which fails a write as a full disk would, once a row group of the
+    packet log is on disk), the run stops with that error naming the file, and leaves neither a summary
+    nor temporary files."""
+    import subprocess
+    import sys
+    import textwrap
 
-    calls = []
-    write = result._TableStream.write
-
-    def failing(self: result._TableStream, columns: Mapping[str, Any]) -> None:
-        calls.append(len(columns))
-        if len(calls) == 2:  # one row group is on disk by then
-            raise OSError(28, "No space left on device")
-        write(self, columns)
-
-    monkeypatch.setattr(result._TableStream, "write", failing)
     home = Path(__file__).resolve().parent.parent / "examples" / "home_rtc.toml"
-    with pytest.raises(OSError, match="No space left"):
-        lasthop.run(home, seed=1, out=tmp_path / "run")
-    assert len(calls) == 2, "nothing more is written after the failure"
-    assert list((tmp_path / "run").iterdir()) == []
+    out = tmp_path / "run"
+    code = textwrap.dedent(f"""
+        import resource, signal, lasthop
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1_500_000, resource.RLIM_INFINITY))
+        try:
+            lasthop.run({str(home)!r}, seed=1, out={str(out)!r})
+        except OSError as e:
+            print("OSError:", e)
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("OSError:") and ".packets.parquet.streaming-" in r.stdout, r.stdout
+    assert "too large" in r.stdout.lower(), r.stdout
+    assert list(out.iterdir()) == []

@@ -4,7 +4,7 @@ The module only converts: scenario JSON in, plain Python objects and little-endi
 Use the ``lasthop`` package API instead of calling it directly.
 """
 
-from collections.abc import Callable
+from collections.abc import Mapping
 from typing import Any, TypedDict, final
 
 __version__: str
@@ -167,14 +167,17 @@ def run(
     seed: int | None = None,
     progress: Progress | None = None,
     pcap_dir: str | None = None,
-    sink: Callable[[str, dict[str, tuple[str, bytes]], list[Any]], object] | None = None,
-    sink_rows: int = 65536,
+    tables: Mapping[str, str] | None = None,
+    pandas_version: str = "",
+    chunk_rows: int = 65536,
 ) -> _RunOutput:
     """Runs a scenario with the GIL released; with ``pcap_dir``, writes ``<node>.pcap`` there for every
-    end host of a flow. With ``sink``, rows are handed out as the run goes, ``sink(table, columns,
-    labels)`` with ``table`` one of ``packets``, ``tx``, ``rtt``, ``frames`` (each chunk at least
-    ``sink_rows`` rows), and the rows left at the end stay in the output. Raises ValueError for an invalid scenario, OSError when a capture cannot be
-    written, and KeyboardInterrupt when ``progress.cancel()`` stopped it."""
+    end host of a flow. With ``tables`` (``{"packets": path, "tx": path, "rtt": path, "frames": path}``),
+    those tables are written to Parquet at those paths as the run goes, in row groups of at least
+    ``chunk_rows`` finished rows, by a thread of the core (their pandas metadata names
+    ``pandas_version``), and the output's own tables are empty; a run that fails removes them. Raises
+    ValueError for an invalid scenario, OSError when a capture or a table cannot be written (naming
+    the file), and KeyboardInterrupt when ``progress.cancel()`` stopped it."""
 
 # -- validation and benchmark helpers (802.11 model) ------------------------------------------------------
 

@@ -172,7 +172,7 @@ class RunResult:
 
         def table(name: str, build: Callable[[], pd.DataFrame]) -> Callable[[], pd.DataFrame]:
             path = files.get(name)
-            return build if path is None else (lambda: pd.read_parquet(path))
+            return build if path is None else (lambda: _read_frame(path))
 
         return cls(summary, pd.DataFrame(flows if flows else None, columns=None if flows else list(out["flow_columns"])),
                    table("packets", lambda: _packets_frame(cols, reasons, names)),
@@ -191,6 +191,7 @@ class RunResult:
         """
         import shutil
 
+        import pandas as pd
         import pyarrow as pa
         import pyarrow.parquet as pq
 
@@ -201,6 +202,9 @@ class RunResult:
         def parquet(df: pd.DataFrame) -> Callable[[Path], None]:
             def write(tmp: Path) -> None:
                 t = pa.Table.from_pandas(df, preserve_index=False)
+                categories = {c: [str(x) for x in df[c].cat.categories] for c in df.columns
+                              if isinstance(df[c].dtype, pd.CategoricalDtype)}
+                t = t.replace_schema_metadata({**(t.schema.metadata or {}), CATEGORIES_KEY: json.dumps(categories).encode()})
                 pq.write_table(t, tmp, **_parquet_options(t.schema))
             return write
 
@@ -240,9 +244,9 @@ class RunResult:
 
         def optional(name: str, columns: Mapping[str, str]) -> Callable[[], pd.DataFrame]:
             # Run directories written before these files existed load with empty tables.
-            return lambda: pd.read_parquet(d / name) if (d / name).exists() else _empty_series(columns)
+            return lambda: _read_frame(d / name) if (d / name).exists() else _empty_series(columns)
 
-        return cls(summary, flows, lambda: pd.read_parquet(d / PACKETS_FILE),
+        return cls(summary, flows, lambda: _read_frame(d / PACKETS_FILE),
                    rtt=optional(RTT_FILE, RTT_COLUMNS), frames=optional(FRAMES_FILE, FRAME_COLUMNS),
                    tx=optional(TX_FILE, TX_COLUMNS),
                    files={k: d / f for k, f in (("packets", PACKETS_FILE), ("rtt", RTT_FILE), ("tx", TX_FILE)) if (d / f).exists()})
@@ -261,112 +265,38 @@ def _parquet_options(schema: Any) -> dict[str, Any]:
     return {"use_dictionary": [f.name for f in schema if pa.types.is_dictionary(f.type)]}
 
 
-class _TableStream:
-    """One Parquet file written in row groups under a temporary name, put in place by :meth:`finish`."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.tmp = _temporary(path, "streaming")
-        self._writer: Any = None
-        self._schema: Any = None
-
-    def write(self, columns: Mapping[str, Any]) -> None:
-        """A chunk of rows (columns as :func:`_packets_columns` gives them) as one more row group; the
-        file's schema is the pandas conversion's of the first chunk (the labels never change)."""
-        import pyarrow.parquet as pq
-
-        if self._writer is None:
-            self._schema = _arrow_schema(columns)
-            self._writer = pq.ParquetWriter(self.tmp, self._schema, **_parquet_options(self._schema))
-        self._writer.write_table(_arrow(columns, self._schema))
-
-    def finish(self) -> Path:
-        self._writer.close()
-        _fsync_replace(self.tmp, self.path)
-        return self.path
-
-    def abandon(self) -> None:
-        if self._writer is not None:
-            self._writer.close()
-        self.tmp.unlink(missing_ok=True)
+STREAMED_FILES = {"packets": PACKETS_FILE, "tx": TX_FILE, "rtt": RTT_FILE, "frames": FRAMES_FILE}
+"""The tables a run streamed to its directory writes as it goes (``lasthop.run(..., out=)``)."""
 
 
-class RunStream:
-    """The per-packet, per-PSDU, RTT and video-frame tables of a run streamed to ``directory``: each chunk
-    of rows the core hands over (:func:`lasthop._lasthop.run`'s ``sink``) becomes a Parquet row group of
-    ``packets.parquet``, ``tx.parquet``, ``rtt.parquet`` or ``frames.parquet`` under a temporary name, so
-    memory holds a few chunks however long the run. :meth:`close` adds the rows left at the end and
-    puts the files in place (the same tables a run kept in memory would write); a run that fails leaves
-    only temporary files, which :meth:`abandon` removes.
+def streamed_temporaries(d: Path) -> dict[str, Path]:
+    """Where a run streamed to directory ``d`` writes each of :data:`STREAMED_FILES` until it is
+    complete (:func:`_temporary`, so :func:`remove_stale_temporaries` finds what a killed run left)."""
+    return {name: _temporary(d / f, "streaming") for name, f in STREAMED_FILES.items()}
 
-    A writer thread turns the chunks into Parquet while the core, which runs without the GIL, computes
-    the next ones: on a second core the writing costs the run no time. At most :attr:`PENDING` chunks
-    wait for it (the core waits beyond that); an error in the writer stops the run at its next chunk."""
 
-    PENDING = 2
+def put_streamed_in_place(d: Path, temporaries: Mapping[str, Path]) -> dict[str, Path]:
+    """Renames a complete streamed run's tables to their names (the core synced them to disk when it
+    closed them); returns each table's file."""
+    files = {name: d / STREAMED_FILES[name] for name in temporaries}
+    for name, tmp in temporaries.items():
+        os.replace(tmp, files[name])
+    return files
 
-    def __init__(self, directory: Path) -> None:
-        import queue
-        import threading
 
-        self.tables = {"packets": _TableStream(directory / PACKETS_FILE), "tx": _TableStream(directory / TX_FILE),
-                       "rtt": _TableStream(directory / RTT_FILE), "frames": _TableStream(directory / FRAMES_FILE)}
-        self._pending: queue.Queue[tuple[str, Mapping[str, tuple[str, bytes]], list[Any]] | None] = \
-            queue.Queue(maxsize=self.PENDING)
-        self._error: BaseException | None = None
-        self._abandoned = False
-        self._writer = threading.Thread(target=self._write_all, name="lasthop-writer", daemon=True)
-        self._writer.start()
+def _read_frame(path: Path) -> pd.DataFrame:
+    """A table file of a run directory as the DataFrame users get (categories restored)."""
+    import pyarrow.parquet as pq
 
-    def __call__(self, table: str, cols: Mapping[str, tuple[str, bytes]], labels: Sequence[Any]) -> None:
-        """A chunk of ``table``; ``labels`` name what its ``flow`` (packets, rtt) or ``link`` (tx) index."""
-        if self._error is not None:
-            raise self._error
-        self._pending.put((table, cols, list(labels)))
+    return _with_categories(pq.read_table(path)).to_pandas()
 
-    def _write_all(self) -> None:
-        while (chunk := self._pending.get()) is not None:
-            if self._error is None and not self._abandoned:
-                try:
-                    self._write(*chunk)
-                except BaseException as e:  # handed to the run's thread at its next chunk or at close
-                    self._error = e
 
-    def _write(self, table: str, cols: Mapping[str, tuple[str, bytes]], labels: list[Any]) -> None:
-        if table == "packets":
-            columns = _packets_columns(cols, list(DROP_REASONS), labels)
-        elif table == "tx":
-            columns = _tx_columns(cols, labels)
-        elif table == "frames":
-            columns = _frames_columns(cols, labels)
-        else:
-            columns = _rtt_columns(cols, labels)
-        self.tables[table].write(columns)
+def pandas_version() -> str:
+    """The installed pandas' version (for the metadata of the tables the core writes), read without
+    importing pandas."""
+    import importlib.metadata
 
-    def _drain(self) -> None:
-        if self._writer.is_alive():
-            self._pending.put(None)
-            self._writer.join()
-
-    def close(self, out: Mapping[str, Any]) -> dict[str, Path]:
-        """Writes the rows ``out`` (the core's finished run) still holds; returns each table's file."""
-        names = [f["flow"] for f in out["flows"]]
-        if list(out["drop_reasons"]) != list(DROP_REASONS):
-            raise RuntimeError(f"run stream: the core's drop reasons {out['drop_reasons']} are not {DROP_REASONS}")
-        self("packets", out["packets"], names)
-        self("tx", out["tx"], out["tx_links"])
-        self("rtt", out["rtt"], names)
-        self("frames", out["frames"], names)
-        self._drain()
-        if self._error is not None:
-            raise self._error
-        return {name: t.finish() for name, t in self.tables.items()}
-
-    def abandon(self) -> None:
-        self._abandoned = True
-        self._drain()
-        for t in self.tables.values():
-            t.abandon()
+    return importlib.metadata.version("pandas")
 
 
 SETUP_COLUMNS = ("node", "role", "path", "queues", "link", "rate_control", "rate_control_detail", "streams", "mechanisms",
@@ -410,16 +340,43 @@ def _read_summary(d: Path, shown: str) -> dict[str, Any]:
     return summary
 
 
+CATEGORIES_KEY = b"lasthop.categories"
+"""Schema metadata of lasthop's tables: each categorical column's categories, in order (JSON)."""
+
+
+def _with_categories(table: Any) -> Any:
+    """``table`` with each categorical column's dictionary the categories its file names
+    (:data:`CATEGORIES_KEY`), whatever the row groups kept: Parquet writers other than pyarrow (the
+    core's) keep in each row group only the values it uses, in the order met, so a flow without packets
+    or a drop reason that never happened would vanish and the order follow the run."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    raw = (table.schema.metadata or {}).get(CATEGORIES_KEY)
+    for name, categories in (json.loads(raw) if raw else {}).items():
+        i = table.schema.get_field_index(name)
+        if i < 0 or not categories:
+            continue
+        field = table.schema.field(i)
+        values = pa.array(categories, field.type.value_type)
+        chunks = [pa.DictionaryArray.from_arrays(
+            pc.take(pc.index_in(c.dictionary.cast(values.type), value_set=values), c.indices).cast(field.type.index_type),
+            values) for c in table.column(i).chunks]
+        table = table.set_column(i, field, pa.chunked_array(chunks, type=field.type))
+    return table
+
+
 def read_table(directory: str | os.PathLike[str], name: str, columns: Sequence[str] | None = None,
                schema_only: bool = False) -> Any:
-    """One parquet file of a run directory as a pyarrow table (only ``columns``, if given), or its
-    schema only; a missing or unreadable file is a :class:`~lasthop.errors.RunDirError` naming it."""
+    """One parquet file of a run directory as a pyarrow table (only ``columns``, if given; categorical
+    columns with their categories in order, :func:`_with_categories`), or its schema only; a missing or
+    unreadable file is a :class:`~lasthop.errors.RunDirError` naming it."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     shown, path = os.fspath(directory), Path(directory) / name
     try:
-        return pq.read_schema(path) if schema_only else pq.read_table(path, columns=columns)
+        return pq.read_schema(path) if schema_only else _with_categories(pq.read_table(path, columns=columns))
     except FileNotFoundError:
         raise RunDirError(f"{shown}: not a complete run directory (no {name})") from None
     except (OSError, pa.ArrowException, ValueError, KeyError) as e:
@@ -499,37 +456,6 @@ def _frame(columns: Mapping[str, Any]) -> pd.DataFrame:
         return c
 
     return pd.DataFrame({name: series(c) for name, c in columns.items()})
-
-
-def _arrow(columns: Mapping[str, Any], schema: Any) -> Any:
-    """The same columns as the Arrow table ``pa.Table.from_pandas(_frame(columns))`` would give, built
-    without pandas (a streamed run's chunks: the DataFrame cost as much as writing the Parquet).
-    ``schema`` is that conversion's schema for these columns (:func:`_arrow_schema`), pandas metadata
-    included, so the file reads back with the same dtypes."""
-    import numpy as np
-    import pyarrow as pa
-
-    arrays = []
-    for field in schema:
-        c = columns[field.name]
-        if isinstance(c, _Cat):
-            codes = np.asarray(c.codes).astype(field.type.index_type.to_pandas_dtype())
-            arrays.append(pa.DictionaryArray.from_arrays(pa.array(codes, mask=codes < 0), pa.array(c.categories, field.type.value_type)))
-        elif isinstance(c, _Masked):
-            arrays.append(pa.array(np.asarray(c.values).view(np.int64), mask=c.mask, type=field.type))
-        else:
-            arrays.append(pa.array(c, type=field.type, from_pandas=True))  # NaN → null, as from_pandas
-    return pa.Table.from_arrays(arrays, schema=schema)
-
-
-def _arrow_schema(columns: Mapping[str, Any]) -> Any:
-    """The Arrow schema (with pandas metadata) of these columns converted through pandas."""
-    import pyarrow as pa
-
-    empty = {k: (c._replace(codes=c.codes[:0]) if isinstance(c, _Cat) else
-                 c._replace(values=c.values[:0], mask=c.mask[:0]) if isinstance(c, _Masked) else c[:0])
-             for k, c in columns.items()}
-    return pa.Schema.from_pandas(_frame(empty), preserve_index=False)
 
 
 def _column(cols: Mapping[str, tuple[str, bytes]], name: str) -> Any:

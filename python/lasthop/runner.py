@@ -9,6 +9,7 @@ bar. (The module is called ``runner`` so that it does not shadow the ``lasthop.r
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import signal
 import sys
@@ -41,10 +42,10 @@ def run(scenario: Scenario | str | os.PathLike[str] | Mapping[str, Any], seed: i
     model's fields, cut after the headers; see FIDELITY.md).
 
     With ``out``, the run directory is written there as :meth:`RunResult.save` would, and the packet
-    log, the per-PSDU log and the RTT samples go to ``packets.parquet``, ``tx.parquet`` and
-    ``rtt.parquet`` as the run goes, in row groups (of finished packets): memory then holds the
-    packets in flight and one chunk of each (the flow metrics and the frame table are kept as without
-    ``out``). The result reads those tables from the files.
+    log, the per-PSDU log, the RTT samples and the video frames go to ``packets.parquet``,
+    ``tx.parquet``, ``rtt.parquet`` and ``frames.parquet`` as the run goes, in row groups (of finished
+    packets), written by the core in a thread of its own: memory then holds the packets in flight and
+    a few chunks of each. The result reads those tables from the files.
     """
     sc = _as_scenario(scenario)
     if seed is not None:
@@ -57,20 +58,27 @@ def run(scenario: Scenario | str | os.PathLike[str] | Mapping[str, Any], seed: i
         return RunResult._from_native(done, variant=sc.variant_info())
     from pathlib import Path
 
-    from lasthop.result import SUMMARY_FILE, RunStream, remove_stale_temporaries
+    from lasthop.result import (SUMMARY_FILE, pandas_version, put_streamed_in_place, remove_stale_temporaries,
+                                streamed_temporaries)
 
     d = Path(out)
     d.mkdir(parents=True, exist_ok=True)
     (d / SUMMARY_FILE).unlink(missing_ok=True)  # never complete-looking while it is being rewritten
     remove_stale_temporaries(d)
+    temporaries = streamed_temporaries(d)
+    # The result's flows table needs pandas once the run has ended; importing it now, beside the core
+    # (which runs and writes its tables without the GIL), takes it off the end of the run.
+    if "pandas" not in sys.modules:
+        threading.Thread(target=importlib.import_module, args=("pandas",), name="lasthop-import", daemon=True).start()
     with ctrl_c_once():
-        stream = RunStream(d)
         try:
-            done = in_engine_thread(lambda: _lasthop.run(sc.to_json(), sc.base_dir, None, handle, pcap, stream), handle,
-                                    sc, show=show)
-            files = stream.close(done)
+            tables = {name: os.fspath(p) for name, p in temporaries.items()}
+            done = in_engine_thread(lambda: _lasthop.run(sc.to_json(), sc.base_dir, None, handle, pcap, tables,
+                                                         pandas_version()), handle, sc, show=show)
+            files = put_streamed_in_place(d, temporaries)
         except BaseException:
-            stream.abandon()
+            for tmp in temporaries.values():  # the core removes what it began; this covers the rest
+                tmp.unlink(missing_ok=True)
             raise
         result = RunResult._from_native(done, variant=sc.variant_info(), streamed=files)
         result.save(d)

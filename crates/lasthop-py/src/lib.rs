@@ -5,6 +5,7 @@
 //! whose fields are atomics, so a Python thread can watch a run without touching engine state.
 
 mod emu;
+mod tables;
 use lasthop_core::scenario::{json_schema, Scenario, ScenarioError};
 use lasthop_core::sim::{self, RunError};
 use lasthop_core::validate;
@@ -88,12 +89,12 @@ fn u32_bytes(v: &[u32]) -> std::borrow::Cow<'_, [u8]> {
 /// Runs a scenario. Returns a dict with `packets` (column name → (numpy dtype, bytes)), `flows`
 /// (list of dicts), `components`, `events`, `event_digest`, `seed` and `resolved` (scenario JSON).
 /// With `pcap_dir`, `<node>.pcap` there for every end host ([`lasthop_emu::pcap::HostCaptures`]).
-/// With `sink`, the packet log's finished rows go to `sink("packets", columns, flow names)` as the run
-/// goes, in packet-id order and chunks of at least `sink_rows`, the per-PSDU rows to `sink("tx",
-/// columns, link names)` and the RTT samples (in time order) to `sink("rtt", columns, flow names)`;
-/// `packets`, `tx` and `rtt` then hold the rows after them.
+/// With `tables` (`{"packets": path, "tx": path, "rtt": path, "frames": path}`), those tables are
+/// written to Parquet as the run goes ([`tables::TableWriter`]), in row groups of at least `chunk_rows`
+/// finished rows, and `packets`, `tx`, `rtt` and `frames` of the output are empty; `pandas_version` goes
+/// into the files' pandas metadata. A run that fails removes the files it began.
 #[pyfunction]
-#[pyo3(signature = (scenario_json, base_dir, seed=None, progress=None, pcap_dir=None, sink=None, sink_rows=65536))]
+#[pyo3(signature = (scenario_json, base_dir, seed=None, progress=None, pcap_dir=None, tables=None, pandas_version="", chunk_rows=65536))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
@@ -102,8 +103,9 @@ fn run<'py>(
     seed: Option<u64>,
     progress: Option<&Bound<'py, Progress>>,
     pcap_dir: Option<&str>,
-    sink: Option<&Bound<'py, PyAny>>,
-    sink_rows: usize,
+    tables: Option<std::collections::HashMap<String, std::path::PathBuf>>,
+    pandas_version: &str,
+    chunk_rows: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
     let sc = Scenario::from_json_str(scenario_json, Path::new(base_dir)).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let seed = seed.unwrap_or(sc.seed);
@@ -119,36 +121,63 @@ fn run<'py>(
         shared.0.store(t.as_ns(), Ordering::Relaxed);
         !shared.1.load(Ordering::Relaxed)
     };
-    let rows = sink_rows.max(1);
-    let flows = sim.flow_names();
-    let done = match sink {
-        None => py.detach(|| sim.run_to_end(&mut cb)),
-        Some(sink) => loop {
-            match py.detach(|| sim.run_until_rows(rows, &mut cb)) {
-                Ok(true) => {
-                    if let Some(chunk) = sim.take_packet_rows(rows) {
-                        let cols = packet_columns(py, &chunk)?;
-                        sim.recycle_packet_rows(chunk);
-                        sink.call1(("packets", cols, flows.clone()))?;
-                    }
-                    if let Some((tx, links)) = sim.take_tx_rows(rows) {
-                        sink.call1(("tx", tx_columns(py, &tx)?, links))?;
-                    }
-                    if let Some(rtt) = sim.take_rtt_rows(rows) {
-                        sink.call1(("rtt", rtt_columns(py, &rtt)?, flows.clone()))?;
-                    }
-                    if let Some(frames) = sim.take_frame_rows(rows) {
-                        sink.call1(("frames", frame_columns(py, &frames)?, flows.clone()))?;
-                    }
-                }
-                other => break other.map(|_| ()),
-            }
-        },
+    let Some(mut files) = tables else {
+        let done = py.detach(|| sim.run_to_end(&mut cb));
+        if let Err(RunError::Interrupted(t)) = done {
+            return Err(PyKeyboardInterrupt::new_err(format!("run interrupted at {t}")));
+        }
+        let (out, tap) = sim.finish_with_tap();
+        if let Some(mut tap) = tap {
+            tap.close().map_err(PyOSError::new_err)?;
+        }
+        return output_dict(py, &out, &sc, seed);
     };
-    if let Err(RunError::Interrupted(t)) = done {
-        return Err(PyKeyboardInterrupt::new_err(format!("run interrupted at {t}")));
+    let mut file = |name: &str| files.remove(name).ok_or_else(|| PyValueError::new_err(format!("tables: no path for `{name}`")));
+    let paths = tables::TableFiles { packets: file("packets")?, tx: file("tx")?, rtt: file("rtt")?, frames: file("frames")? };
+    let labels = tables::Labels { flows: sim.flow_names(), pandas_version: pandas_version.to_string() };
+    let rows = chunk_rows.max(1);
+    let mut writer = tables::TableWriter::start(paths, labels);
+    // The engine, the hand-over and the writing all go on without the GIL.
+    let done: Result<(), Result<RunError, String>> = py.detach(|| {
+        while sim.run_until_rows(rows, &mut cb).map_err(Ok)? {
+            if let Some(chunk) = sim.take_packet_rows(rows) {
+                writer.send(tables::Chunk::Packets(chunk)).map_err(Err)?;
+            }
+            if let Some(log) = writer.written_packets() {
+                sim.recycle_packet_rows(log);
+            }
+            if let Some((tx, links)) = sim.take_tx_rows(rows) {
+                writer.send(tables::Chunk::Tx(tx, links)).map_err(Err)?;
+            }
+            if let Some(rtt) = sim.take_rtt_rows(rows) {
+                writer.send(tables::Chunk::Rtt(rtt)).map_err(Err)?;
+            }
+            if let Some(frames) = sim.take_frame_rows(rows) {
+                writer.send(tables::Chunk::Frames(frames)).map_err(Err)?;
+            }
+        }
+        Ok(())
+    });
+    if let Err(e) = done {
+        writer.abandon();
+        return Err(match e {
+            Ok(RunError::Interrupted(t)) => PyKeyboardInterrupt::new_err(format!("run interrupted at {t}")),
+            Err(msg) => PyOSError::new_err(msg),
+        });
     }
-    let (out, tap) = sim.finish_with_tap();
+    let (mut out, tap) = sim.finish_with_tap();
+    // The rows left at the end, then the files closed (every table has its file, rows or not).
+    let rest = [
+        tables::Chunk::Packets(std::mem::take(&mut out.packets)),
+        tables::Chunk::Tx(std::mem::take(&mut out.tx), out.tx_links.clone()),
+        tables::Chunk::Rtt(std::mem::take(&mut out.rtt)),
+        tables::Chunk::Frames(std::mem::take(&mut out.frames)),
+    ];
+    let written = py.detach(|| rest.into_iter().try_for_each(|c| writer.send(c)).and_then(|()| writer.finish()));
+    if let Err(msg) = written {
+        writer.abandon();
+        return Err(PyOSError::new_err(msg));
+    }
     if let Some(mut tap) = tap {
         tap.close().map_err(PyOSError::new_err)?;
     }

@@ -1,0 +1,418 @@
+//! A run's tables (`packets`, `tx`, `rtt`, `frames`) written to Parquet as the run goes, by a thread
+//! beside the engine: the engine hands over each chunk of finished rows and goes on; the thread turns it
+//! into an Arrow record batch and writes it as one row group, and hands packet-log chunks back for the
+//! engine to reuse. Neither holds the GIL, so a streamed run needs neither pyarrow nor numpy in Python
+//! while it runs, and the writing takes the second core only (Python's writer had shared that core and
+//! the GIL with the imports: ns-3's anchor, whole process, ×23.8 → ×28.7 of ns-3 side by side).
+//!
+//! The files are those the Python layer's in-memory path writes (`lasthop.result`): the same columns,
+//! types and nulls as `pa.Table.from_pandas` of its DataFrames, its pandas metadata (but for the
+//! `creator`, which names this writer) and its categories ([`CATEGORIES_KEY`]); a test compares the
+//! schemas and metadata, and the tables value for value.
+
+use arrow_array::types::{Int16Type, Int32Type, Int8Type};
+use arrow_array::{
+    Array, ArrayRef, BooleanArray, DictionaryArray, Float64Array, Int16Array, Int32Array, Int64Array, Int8Array,
+    LargeStringArray, NullArray, RecordBatch, UInt32Array, UInt64Array,
+};
+use arrow_schema::{DataType, Field, Schema};
+use lasthop_core::mac::medium::TxLog;
+use lasthop_core::stats::{DropReason, FrameSeries, PacketLog, RttSeries, Stage, NO_TIME};
+use parquet::arrow::ArrowWriter;
+use parquet::basic::Compression;
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet::schema::types::ColumnPath;
+use std::collections::HashMap;
+use std::fs::File;
+use std::path::PathBuf;
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+/// Where each table goes (temporary names; the caller puts them in place once the run is complete).
+pub(crate) struct TableFiles {
+    pub packets: PathBuf,
+    pub tx: PathBuf,
+    pub rtt: PathBuf,
+    pub frames: PathBuf,
+}
+
+/// What the tables' categorical columns name, and the pandas version their metadata records.
+pub(crate) struct Labels {
+    pub flows: Vec<String>,
+    pub pandas_version: String,
+}
+
+/// A chunk of one table's rows (a few per 65,536 rows: their size does not matter).
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum Chunk {
+    Packets(PacketLog),
+    /// The per-PSDU rows and the (source, destination) names of the links they index.
+    Tx(TxLog, Vec<(String, String)>),
+    Rtt(RttSeries),
+    Frames(FrameSeries),
+}
+
+/// The schema metadata key naming each categorical column's categories, in order (JSON). Parquet keeps
+/// only the values a row group uses, in the order it meets them, so a reader restores the categories
+/// from it (`lasthop.result.read_table`); pyarrow's writer kept the whole dictionary.
+const CATEGORIES_KEY: &str = "lasthop.categories";
+
+/// Chunks waiting for the writer at most (the engine waits beyond that): memory holds a few chunks
+/// however long the run.
+const PENDING: usize = 2;
+
+/// The writer thread and the way to it.
+pub(crate) struct TableWriter {
+    chunks: Option<SyncSender<Chunk>>,
+    /// Packet-log chunks written, handed back so the engine reuses their buffers.
+    written: Receiver<PacketLog>,
+    thread: Option<JoinHandle<Result<(), String>>>,
+    files: Vec<PathBuf>,
+}
+
+impl TableWriter {
+    pub fn start(files: TableFiles, labels: Labels) -> TableWriter {
+        let (tx, rx) = sync_channel(PENDING);
+        let (back, written) = sync_channel(PENDING + 1);
+        let paths = vec![files.packets.clone(), files.tx.clone(), files.rtt.clone(), files.frames.clone()];
+        let thread = std::thread::Builder::new()
+            .name("lasthop-tables".into())
+            .spawn(move || write_all(rx, back, files, labels))
+            .expect("spawn the table writer");
+        TableWriter { chunks: Some(tx), written, thread: Some(thread), files: paths }
+    }
+
+    /// Hands a chunk over, waiting while [`PENDING`] wait already. `Err`: the writer failed (its error).
+    pub fn send(&mut self, chunk: Chunk) -> Result<(), String> {
+        let sent = self.chunks.as_ref().expect("not finished").send(chunk);
+        if sent.is_err() {
+            return Err(self.join().err().unwrap_or_else(|| "the table writer stopped".into()));
+        }
+        Ok(())
+    }
+
+    /// A packet-log chunk already written, whose buffers the log may reuse.
+    pub fn written_packets(&mut self) -> Option<PacketLog> {
+        self.written.try_recv().ok()
+    }
+
+    /// Closes the files once every chunk is written; `Err` names the file that failed.
+    pub fn finish(&mut self) -> Result<(), String> {
+        self.join()
+    }
+
+    /// Stops the writer and removes what it wrote (a run that failed or was interrupted).
+    pub fn abandon(mut self) {
+        let _ = self.join();
+        for f in &self.files {
+            let _ = std::fs::remove_file(f);
+        }
+    }
+
+    fn join(&mut self) -> Result<(), String> {
+        self.chunks = None;
+        match self.thread.take() {
+            Some(t) => t.join().unwrap_or_else(|_| Err("the table writer panicked".into())),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for TableWriter {
+    fn drop(&mut self) {
+        let _ = self.join();
+    }
+}
+
+/// One table's file: opened with the schema of its first chunk.
+struct Table {
+    path: PathBuf,
+    writer: Option<ArrowWriter<File>>,
+}
+
+impl Table {
+    fn new(path: PathBuf) -> Table {
+        Table { path, writer: None }
+    }
+
+    fn name(&self) -> String {
+        self.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+    }
+
+    /// Writes `batch` as a row group (an empty batch only opens the file, so that a table without rows
+    /// still has its schema).
+    fn write(&mut self, batch: RecordBatch, dictionary: &[&str]) -> Result<(), String> {
+        let err = |e: &dyn std::fmt::Display| format!("{}: {e}", self.path.display());
+        if self.writer.is_none() {
+            let file = File::create(&self.path).map_err(|e| err(&e))?;
+            // As pyarrow writes by default: snappy, statistics per column chunk (no page index).
+            let mut props = WriterProperties::builder()
+                .set_compression(Compression::SNAPPY)
+                .set_statistics_enabled(EnabledStatistics::Chunk)
+                .set_dictionary_enabled(false);
+            for c in dictionary {
+                props = props.set_column_dictionary_enabled(ColumnPath::from(*c), true);
+            }
+            self.writer = Some(ArrowWriter::try_new(file, batch.schema(), Some(props.build())).map_err(|e| err(&e))?);
+        }
+        if batch.num_rows() > 0 {
+            let w = self.writer.as_mut().expect("opened");
+            w.write(&batch).map_err(|e| err(&e))?;
+            w.flush().map_err(|e| err(&e))?;
+        }
+        Ok(())
+    }
+
+    fn close(&mut self) -> Result<(), String> {
+        if let Some(w) = self.writer.take() {
+            let file = w.into_inner().map_err(|e| format!("{}: {e}", self.path.display()))?;
+            file.sync_all().map_err(|e| format!("{}: {e}", self.path.display()))?;
+        }
+        Ok(())
+    }
+}
+
+fn write_all(chunks: Receiver<Chunk>, back: SyncSender<PacketLog>, files: TableFiles, labels: Labels) -> Result<(), String> {
+    let mut packets = Table::new(files.packets);
+    let mut tx = Table::new(files.tx);
+    let mut rtt = Table::new(files.rtt);
+    let mut frames = Table::new(files.frames);
+    let mut schemas: HashMap<&'static str, Arc<Schema>> = HashMap::new();
+    let meta = |cols: &[Column]| pandas_metadata(cols, &labels);
+    for chunk in chunks {
+        match chunk {
+            Chunk::Packets(log) => {
+                let cols = packet_columns(&log, &labels.flows);
+                let batch = batch(&mut schemas, "packets", cols, &meta).map_err(|e| format!("{}: {e}", packets.name()))?;
+                packets.write(batch, &["flow", "drop_reason"])?;
+                let _ = back.try_send(log);
+            }
+            Chunk::Tx(log, links) => {
+                let cols = tx_columns(&log, &links);
+                let batch = batch(&mut schemas, "tx", cols, &meta).map_err(|e| format!("{}: {e}", tx.name()))?;
+                tx.write(batch, &["link", "src", "dst"])?;
+            }
+            Chunk::Rtt(series) => {
+                let cols = rtt_columns(&series, &labels.flows);
+                rtt.write(batch(&mut schemas, "rtt", cols, &meta).map_err(|e| format!("{}: {e}", rtt.name()))?, &["flow"])?;
+            }
+            Chunk::Frames(series) => {
+                let cols = frame_columns(&series, &labels.flows);
+                let b = batch(&mut schemas, "frames", cols, &meta).map_err(|e| format!("{}: {e}", frames.name()))?;
+                frames.write(b, &["flow"])?;
+            }
+        }
+    }
+    for t in [&mut packets, &mut tx, &mut rtt, &mut frames] {
+        t.close()?;
+    }
+    Ok(())
+}
+
+/// A column as pandas would hand it to Arrow.
+struct Column {
+    name: String,
+    array: ArrayRef,
+    /// pandas' name of the column's type (`categorical`, `int64`, ...) and numpy's (`Int64` for a
+    /// nullable integer column).
+    pandas_type: &'static str,
+    numpy_type: &'static str,
+    /// For a categorical: its number of categories, and the categories.
+    categories: Option<usize>,
+    category_names: Option<Vec<String>>,
+}
+
+fn plain(name: &str, array: ArrayRef) -> Column {
+    let t = match array.data_type() {
+        DataType::UInt32 => "uint32",
+        DataType::UInt64 => "uint64",
+        DataType::Int64 => "int64",
+        DataType::Float64 => "float64",
+        DataType::Boolean => "bool",
+        other => unreachable!("no column of type {other}"),
+    };
+    Column { name: name.into(), array, pandas_type: t, numpy_type: t, categories: None, category_names: None }
+}
+
+/// A nullable int64 column (pandas' `Int64`): `None` where missing.
+fn nullable_i64(name: &str, values: impl Iterator<Item = Option<i64>>) -> Column {
+    let array = Arc::new(Int64Array::from_iter(values));
+    Column { name: name.into(), array, pandas_type: "int64", numpy_type: "Int64", categories: None, category_names: None }
+}
+
+/// A categorical column: codes into `categories` (`None`: missing). The codes take the narrowest signed
+/// integer whose maximum exceeds the number of categories, as pandas picks them.
+fn categorical(name: &str, codes: impl Iterator<Item = Option<usize>>, categories: &[String]) -> Column {
+    let n = categories.len();
+    let values: ArrayRef =
+        if n == 0 { Arc::new(NullArray::new(0)) } else { Arc::new(LargeStringArray::from_iter_values(categories)) };
+    let (array, numpy_type): (ArrayRef, _) = if n < i8::MAX as usize {
+        let keys = Int8Array::from_iter(codes.map(|c| c.map(|c| c as i8)));
+        (Arc::new(DictionaryArray::<Int8Type>::try_new(keys, values).expect("codes within the categories")), "int8")
+    } else if n < i16::MAX as usize {
+        let keys = Int16Array::from_iter(codes.map(|c| c.map(|c| c as i16)));
+        (Arc::new(DictionaryArray::<Int16Type>::try_new(keys, values).expect("codes within the categories")), "int16")
+    } else {
+        let keys = Int32Array::from_iter(codes.map(|c| c.map(|c| c as i32)));
+        (Arc::new(DictionaryArray::<Int32Type>::try_new(keys, values).expect("codes within the categories")), "int32")
+    };
+    Column {
+        name: name.into(),
+        array,
+        pandas_type: "categorical",
+        numpy_type,
+        categories: Some(n),
+        category_names: Some(categories.to_vec()),
+    }
+}
+
+/// Floats as `pa.array(..., from_pandas=True)` takes them: NaN is missing.
+fn float64(name: &str, values: impl Iterator<Item = f64>) -> Column {
+    plain(name, Arc::new(Float64Array::from_iter(values.map(|v| (!v.is_nan()).then_some(v)))))
+}
+
+fn u64_as_i64(name: &str, v: &[u64]) -> Column {
+    plain(name, Arc::new(Int64Array::from_iter_values(v.iter().map(|&x| x as i64))))
+}
+
+fn packet_columns(log: &PacketLog, flows: &[String]) -> Vec<Column> {
+    let mut cols = vec![
+        categorical("flow", log.flow.iter().map(|&f| Some(f as usize)), flows),
+        plain("flow_id", Arc::new(UInt32Array::from(log.flow.clone()))),
+        plain("seq", Arc::new(UInt64Array::from(log.seq.clone()))),
+        plain("size_bytes", Arc::new(UInt32Array::from(log.size.clone()))),
+        plain("packet_id", Arc::new(UInt64Array::from(log.ids()))),
+    ];
+    for st in Stage::ALL {
+        let v = &log.stages[*st as usize];
+        cols.push(nullable_i64(st.column(), v.iter().map(|&t| (t != NO_TIME).then_some(t as i64))));
+    }
+    let (sent, delivered) = (&log.stages[Stage::Sent as usize], &log.stages[Stage::Delivered as usize]);
+    cols.push(float64(
+        "latency_ms",
+        sent.iter().zip(delivered).map(|(&s, &d)| if d == NO_TIME { f64::NAN } else { d.wrapping_sub(s) as f64 / 1e6 }),
+    ));
+    let reasons: Vec<String> = (1..=5).map(|c| drop_reason(c).name().to_string()).collect();
+    cols.push(categorical("drop_reason", log.drop_reason.iter().map(|&r| (r > 0).then(|| r as usize - 1)), &reasons));
+    cols.push(plain("reverse", Arc::new(BooleanArray::from_iter(log.reverse.iter().map(|&r| Some(r != 0))))));
+    cols
+}
+
+fn drop_reason(code: u8) -> DropReason {
+    match code {
+        1 => DropReason::QueueFull,
+        2 => DropReason::Aqm,
+        3 => DropReason::RetryLimit,
+        4 => DropReason::Deadline,
+        5 => DropReason::Consumed,
+        _ => DropReason::None,
+    }
+}
+
+fn tx_columns(t: &TxLog, links: &[(String, String)]) -> Vec<Column> {
+    // A link end's categories: the names in the order the links first name them.
+    let end = |pick: fn(&(String, String)) -> &String| {
+        let mut names: Vec<String> = Vec::new();
+        let code: Vec<usize> = links
+            .iter()
+            .map(|l| match names.iter().position(|n| n == pick(l)) {
+                Some(i) => i,
+                None => {
+                    names.push(pick(l).clone());
+                    names.len() - 1
+                }
+            })
+            .collect();
+        (names, code)
+    };
+    let (src, src_code) = end(|l| &l.0);
+    let (dst, dst_code) = end(|l| &l.1);
+    let link_names: Vec<String> = links.iter().map(|(a, b)| format!("{a}->{b}")).collect();
+    let widen = |v: &[u8]| -> ArrayRef { Arc::new(Int64Array::from_iter_values(v.iter().map(|&x| x as i64))) };
+    let widen16 = |v: &[u16]| -> ArrayRef { Arc::new(Int64Array::from_iter_values(v.iter().map(|&x| x as i64))) };
+    vec![
+        u64_as_i64("t_ns", &t.t_ns),
+        categorical("link", t.link.iter().map(|&l| Some(l as usize)), &link_names),
+        categorical("src", t.link.iter().map(|&l| Some(src_code[l as usize])), &src),
+        categorical("dst", t.link.iter().map(|&l| Some(dst_code[l as usize])), &dst),
+        plain("mcs", widen(&t.mcs)),
+        plain("nss", widen(&t.nss)),
+        float64("rate_mbps", t.rate_mbps.iter().map(|&x| x as f64)),
+        float64("snr_db", t.snr_db.iter().map(|&x| x as f64)),
+        plain("mpdus", widen16(&t.mpdus)),
+        plain("received", widen16(&t.received)),
+        plain("collided", Arc::new(BooleanArray::from_iter(t.collided.iter().map(|&c| Some(c))))),
+    ]
+}
+
+fn rtt_columns(r: &RttSeries, flows: &[String]) -> Vec<Column> {
+    vec![
+        categorical("flow", r.flow.iter().map(|&f| Some(f as usize)), flows),
+        u64_as_i64("t_ns", &r.t),
+        float64("rtt_ms", r.rtt.iter().map(|&x| x as f64 / 1e6)),
+    ]
+}
+
+fn frame_columns(f: &FrameSeries, flows: &[String]) -> Vec<Column> {
+    vec![
+        categorical("flow", f.flow.iter().map(|&x| Some(x as usize)), flows),
+        u64_as_i64("frame", &f.frame),
+        u64_as_i64("capture_ns", &f.capture),
+        u64_as_i64("done_ns", &f.done),
+        float64("delay_ms", f.done.iter().zip(&f.capture).map(|(&d, &c)| (d as i64).wrapping_sub(c as i64) as f64 / 1e6)),
+        plain("dropped", Arc::new(BooleanArray::from_iter(f.dropped.iter().map(|&d| Some(d != 0))))),
+    ]
+}
+
+/// The pandas metadata `pa.Schema.from_pandas` writes for these columns (its JSON, key order and
+/// spacing included), but for its `creator`, which names this writer.
+fn pandas_metadata(cols: &[Column], labels: &Labels) -> String {
+    let s = |x: &str| serde_json::Value::from(x).to_string();
+    let columns: Vec<String> = cols
+        .iter()
+        .map(|c| {
+            let meta = match c.categories {
+                Some(n) => format!("{{\"num_categories\": {n}, \"ordered\": false}}"),
+                None => "null".into(),
+            };
+            format!(
+                "{{\"name\": {}, \"field_name\": {}, \"pandas_type\": {}, \"numpy_type\": {}, \"metadata\": {meta}}}",
+                s(&c.name),
+                s(&c.name),
+                s(c.pandas_type),
+                s(c.numpy_type)
+            )
+        })
+        .collect();
+    format!(
+        "{{\"index_columns\": [], \"column_indexes\": [], \"columns\": [{}], \"attributes\": {{}}, \"creator\": {{\"library\": \"lasthop\", \"version\": {}}}, \"pandas_version\": {}}}",
+        columns.join(", "),
+        s(env!("CARGO_PKG_VERSION")),
+        s(&labels.pandas_version)
+    )
+}
+
+/// The chunk's record batch, under its table's schema (that of the table's first chunk, whose pandas
+/// metadata names its category counts, as the in-memory path's first chunk would).
+fn batch(
+    schemas: &mut HashMap<&'static str, Arc<Schema>>,
+    table: &'static str,
+    cols: Vec<Column>,
+    meta: &dyn Fn(&[Column]) -> String,
+) -> Result<RecordBatch, String> {
+    let schema = schemas
+        .entry(table)
+        .or_insert_with(|| {
+            let fields: Vec<Field> = cols.iter().map(|c| Field::new(&c.name, c.array.data_type().clone(), true)).collect();
+            let categories: serde_json::Map<String, serde_json::Value> =
+                cols.iter().filter_map(|c| Some((c.name.clone(), c.category_names.clone()?.into()))).collect();
+            let metadata = HashMap::from([
+                ("pandas".to_string(), meta(&cols)),
+                (CATEGORIES_KEY.to_string(), serde_json::Value::Object(categories).to_string()),
+            ]);
+            Arc::new(Schema::new_with_metadata(fields, metadata))
+        })
+        .clone();
+    RecordBatch::try_new(schema, cols.into_iter().map(|c| c.array).collect()).map_err(|e| e.to_string())
+}
