@@ -248,8 +248,10 @@ def test_a_streamed_run_with_unnamed_flows(tmp_path: Path) -> None:
     streamed = lasthop.run(sc, seed=1, out=tmp_path / "run")
     assert list(streamed.flows["flow"]) == list(kept.flows["flow"]) == [f"flow{i}" for i in range(len(sc["flows"]))]
     pd.testing.assert_frame_equal(streamed.packets, kept.packets)
-    # No RTT samples here: an empty table reads back from Parquet without its categories, as a kept
-    # run's does once saved.
+    # No RTT samples here: an empty table reads back from Parquet with its categories too (the files
+    # name them), streamed or kept and saved.
+    assert len(kept.rtt) == 0
+    pd.testing.assert_frame_equal(streamed.rtt, kept.rtt)
     kept.save(tmp_path / "kept")
     pd.testing.assert_frame_equal(streamed.rtt, lasthop.RunResult.load(tmp_path / "kept").rtt)
 
@@ -279,3 +281,21 @@ def test_a_writer_error_stops_a_streamed_run_and_leaves_nothing(tmp_path: Path) 
     assert r.stdout.startswith("OSError:") and ".packets.parquet.streaming-" in r.stdout, r.stdout
     assert "too large" in r.stdout.lower(), r.stdout
     assert list(out.iterdir()) == []
+
+
+def test_a_table_whose_values_are_not_its_categories_is_refused(tmp_path: Path) -> None:
+    """Restoring a file's categories never turns a value it does not name into a missing one."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from lasthop.errors import RunDirError
+    from lasthop.result import read_table
+
+    flow = pa.DictionaryArray.from_arrays(pa.array([0, 1], pa.int8()), pa.array(["call", "other"]))
+    table = pa.table({"flow": flow}).replace_schema_metadata({b"lasthop.categories": b'{"flow": ["call", "download"]}'})
+    pq.write_table(table, tmp_path / "rtt.parquet")
+    with pytest.raises(RunDirError, match="not among the categories"):
+        read_table(tmp_path, "rtt.parquet")
+    ok = table.replace_schema_metadata({b"lasthop.categories": b'{"flow": ["download", "other", "call"]}'})
+    pq.write_table(ok, tmp_path / "rtt.parquet")
+    back = read_table(tmp_path, "rtt.parquet").column("flow").combine_chunks()
+    assert back.dictionary.to_pylist() == ["download", "other", "call"] and back.to_pylist() == ["call", "other"]

@@ -1,10 +1,10 @@
 """Typed stubs of the native module ``lasthop._lasthop`` (crates/lasthop-py/src/lib.rs).
 
-The module only converts: scenario JSON in, plain Python objects and little-endian column buffers out.
+The module converts (scenario JSON in, plain Python objects and little-endian column buffers out) and
+writes the tables of a run streamed to a directory.
 Use the ``lasthop`` package API instead of calling it directly.
 """
 
-from collections.abc import Mapping
 from typing import Any, TypedDict, final
 
 __version__: str
@@ -167,7 +167,7 @@ def run(
     seed: int | None = None,
     progress: Progress | None = None,
     pcap_dir: str | None = None,
-    tables: Mapping[str, str] | None = None,
+    tables: dict[str, str] | None = None,
     pandas_version: str = "",
     chunk_rows: int = 65536,
 ) -> _RunOutput:

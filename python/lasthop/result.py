@@ -252,14 +252,10 @@ class RunResult:
                    files={k: d / f for k, f in (("packets", PACKETS_FILE), ("rtt", RTT_FILE), ("tx", TX_FILE)) if (d / f).exists()})
 
 
-DROP_REASONS = ("", "queue_full", "aqm", "retry_limit", "deadline", "consumed")
-"""The core's drop reasons by code (0: not dropped); a run checks its own list against it."""
-
-
 def _parquet_options(schema: Any) -> dict[str, Any]:
-    """How lasthop writes its tables: dictionary encoding only for the categorical columns (flow and
-    link names, drop reasons). Times, sizes and rates are nearly all distinct, and dictionary-encoding
-    them cost a third of a streamed run's writing time."""
+    """How lasthop writes a kept run's tables: dictionary encoding only for the categorical columns (flow
+    and link names, drop reasons). Times, sizes and rates are nearly all distinct, and dictionary-encoding
+    them cost a third of the writing time (the core's writer of streamed runs does the same)."""
     import pyarrow as pa
 
     return {"use_dictionary": [f.name for f in schema if pa.types.is_dictionary(f.type)]}
@@ -359,9 +355,12 @@ def _with_categories(table: Any) -> Any:
             continue
         field = table.schema.field(i)
         values = pa.array(categories, field.type.value_type)
-        chunks = [pa.DictionaryArray.from_arrays(
-            pc.take(pc.index_in(c.dictionary.cast(values.type), value_set=values), c.indices).cast(field.type.index_type),
-            values) for c in table.column(i).chunks]
+        chunks = []
+        for c in table.column(i).chunks:
+            at = pc.index_in(c.dictionary.cast(values.type), value_set=values)
+            if at.null_count > c.dictionary.null_count:
+                raise ValueError(f"column {name!r} holds values not among the categories its file names")
+            chunks.append(pa.DictionaryArray.from_arrays(pc.take(at, c.indices).cast(field.type.index_type), values))
         table = table.set_column(i, field, pa.chunked_array(chunks, type=field.type))
     return table
 

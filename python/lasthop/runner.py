@@ -72,9 +72,9 @@ def run(scenario: Scenario | str | os.PathLike[str] | Mapping[str, Any], seed: i
         threading.Thread(target=importlib.import_module, args=("pandas",), name="lasthop-import", daemon=True).start()
     with ctrl_c_once():
         try:
-            tables = {name: os.fspath(p) for name, p in temporaries.items()}
+            tables, version = {name: os.fspath(p) for name, p in temporaries.items()}, pandas_version()
             done = in_engine_thread(lambda: _lasthop.run(sc.to_json(), sc.base_dir, None, handle, pcap, tables,
-                                                         pandas_version()), handle, sc, show=show)
+                                                         version), handle, sc, show=show)
             files = put_streamed_in_place(d, temporaries)
         except BaseException:
             for tmp in temporaries.values():  # the core removes what it began; this covers the rest
@@ -115,42 +115,52 @@ def in_engine_thread(call: Callable[[], Any], handle: _lasthop.Progress, sc: Sce
     returned. ``show``: a progress bar after about two seconds."""
     done = threading.Event()
     box: dict[str, Any] = {}
+    # The worker calls the engine only if it was not cancelled first; _cancel waits for it only if it did.
+    state = {"called": False, "cancelled": False}
+    lock = threading.Lock()
 
     def work() -> None:
         try:
+            with lock:
+                if state["cancelled"]:
+                    return
+                state["called"] = True
             box["out"] = call()
         except BaseException as e:  # noqa: BLE001 - handed to the waiting thread
             box["err"] = e
         finally:
             done.set()
 
-    worker = threading.Thread(target=work, name=name, daemon=True)
+    def cancel() -> None:
+        with lock:
+            state["cancelled"] = True
+            called = state["called"]
+        if called:
+            _cancel(done, handle)
+
     try:
         # Started inside the try: a Ctrl-C that lands while the thread starts must cancel it too (it had
         # left an engine running, uncancelled, whose table writer went on after the clean-up).
-        worker.start()
+        threading.Thread(target=work, name=name, daemon=True).start()
         _wait(done, handle, sc, show=show)
     except BaseException:
-        _cancel(done, handle, worker)
+        cancel()
         raise
     if "err" in box:
         raise box["err"]
     return box["out"]
 
 
-def _cancel(done: threading.Event, handle: _lasthop.Progress, worker: threading.Thread) -> None:
+def _cancel(done: threading.Event, handle: _lasthop.Progress) -> None:
     """Stops the engine and waits until it has returned; a second Ctrl-C does not cut the wait short.
 
     The engine checks its cancel flag every few thousand events, so this takes milliseconds. Letting the
-    interpreter exit while the worker is still inside the engine would abort the process. A worker not
-    (yet) alive, because Ctrl-C landed inside ``start``, is waited for a second: if its thread was
-    launched it starts, finds the flag set and returns at once.
+    interpreter exit while the worker is still inside the engine would abort the process.
     """
     handle.cancel()
-    give_up = time.monotonic() + 1.0
     while True:
         try:
-            if done.wait(0.05) or (not worker.is_alive() and time.monotonic() > give_up):
+            if done.wait(0.05):
                 return
         except KeyboardInterrupt:
             continue

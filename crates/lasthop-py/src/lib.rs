@@ -1,6 +1,7 @@
 //! `lasthop._lasthop`: the thin native module behind the `lasthop` Python package.
 //!
-//! It only converts: JSON scenario text in, plain Python objects and little-endian column buffers out.
+//! It converts (JSON scenario text in, plain Python objects and little-endian column buffers out) and,
+//! for a run streamed to a directory, writes its tables ([`tables`]).
 //! The engine runs with the GIL released; progress and cancellation go through a [`Progress`] object
 //! whose fields are atomics, so a Python thread can watch a run without touching engine state.
 
@@ -136,7 +137,7 @@ fn run<'py>(
     let paths = tables::TableFiles { packets: file("packets")?, tx: file("tx")?, rtt: file("rtt")?, frames: file("frames")? };
     let labels = tables::Labels { flows: sim.flow_names(), pandas_version: pandas_version.to_string() };
     let rows = chunk_rows.max(1);
-    let mut writer = tables::TableWriter::start(paths, labels);
+    let mut writer = tables::TableWriter::start(paths, labels).map_err(PyOSError::new_err)?;
     // The engine, the hand-over and the writing all go on without the GIL.
     let done: Result<(), Result<RunError, String>> = py.detach(|| {
         while sim.run_until_rows(rows, &mut cb).map_err(Ok)? {
@@ -242,7 +243,7 @@ pub(crate) fn output_dict<'py>(py: Python<'py>, out: &sim::RunOutput, sc: &Scena
     d.set_item("frames", frame_columns(py, &out.frames)?)?;
     d.set_item("tx", tx_columns(py, &out.tx)?)?;
     d.set_item("tx_links", out.tx_links.clone())?;
-    let reasons: Vec<&str> = (0u8..=5).map(drop_name).collect();
+    let reasons: Vec<&str> = (0u8..=5).map(|c| DropReason::from_code(c).name()).collect();
     d.set_item("drop_reasons", reasons)?;
     let json = py.import("json")?;
     let flows = serde_json::to_string(&out.flows).expect("flows serialize");
@@ -412,17 +413,6 @@ fn airtime_table<'py>(py: Python<'py>, standard: &str, lengths: Vec<u32>, sgi_ro
         .collect();
     let json = py.import("json")?;
     json.call_method1("loads", (serde_json::Value::Array(rows).to_string(),))
-}
-
-fn drop_name(r: u8) -> &'static str {
-    match r {
-        1 => DropReason::QueueFull.name(),
-        2 => DropReason::Aqm.name(),
-        3 => DropReason::RetryLimit.name(),
-        4 => DropReason::Deadline.name(),
-        5 => DropReason::Consumed.name(),
-        _ => DropReason::None.name(),
-    }
 }
 
 #[pymodule]

@@ -26,6 +26,7 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::path::PathBuf;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -65,6 +66,8 @@ const PENDING: usize = 2;
 /// The writer thread and the way to it.
 pub(crate) struct TableWriter {
     chunks: Option<SyncSender<Chunk>>,
+    /// Set when the run is abandoned: the writer drops what is queued and does not sync.
+    abort: Arc<AtomicBool>,
     /// Packet-log chunks written, handed back so the engine reuses their buffers.
     written: Receiver<PacketLog>,
     thread: Option<JoinHandle<Result<(), String>>>,
@@ -72,15 +75,18 @@ pub(crate) struct TableWriter {
 }
 
 impl TableWriter {
-    pub fn start(files: TableFiles, labels: Labels) -> TableWriter {
+    /// Starts the writer thread; `Err` if the system refuses a thread.
+    pub fn start(files: TableFiles, labels: Labels) -> Result<TableWriter, String> {
         let (tx, rx) = sync_channel(PENDING);
         let (back, written) = sync_channel(PENDING + 1);
         let paths = vec![files.packets.clone(), files.tx.clone(), files.rtt.clone(), files.frames.clone()];
+        let abort = Arc::new(AtomicBool::new(false));
+        let flag = abort.clone();
         let thread = std::thread::Builder::new()
             .name("lasthop-tables".into())
-            .spawn(move || write_all(rx, back, files, labels))
-            .expect("spawn the table writer");
-        TableWriter { chunks: Some(tx), written, thread: Some(thread), files: paths }
+            .spawn(move || write_all(rx, back, files, labels, flag))
+            .map_err(|e| format!("cannot start the table writer: {e}"))?;
+        Ok(TableWriter { chunks: Some(tx), abort, written, thread: Some(thread), files: paths })
     }
 
     /// Hands a chunk over, waiting while [`PENDING`] wait already. `Err`: the writer failed (its error).
@@ -104,6 +110,7 @@ impl TableWriter {
 
     /// Stops the writer and removes what it wrote (a run that failed or was interrupted).
     pub fn abandon(mut self) {
+        self.abort.store(true, Ordering::Relaxed);
         let _ = self.join();
         for f in &self.files {
             let _ = std::fs::remove_file(f);
@@ -113,7 +120,10 @@ impl TableWriter {
     fn join(&mut self) -> Result<(), String> {
         self.chunks = None;
         match self.thread.take() {
-            Some(t) => t.join().unwrap_or_else(|_| Err("the table writer panicked".into())),
+            Some(t) => t.join().unwrap_or_else(|panic| {
+                let why = panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
+                Err(format!("the table writer failed: {}", why.unwrap_or_default()))
+            }),
             None => Ok(()),
         }
     }
@@ -164,16 +174,19 @@ impl Table {
         Ok(())
     }
 
-    fn close(&mut self) -> Result<(), String> {
+    /// Writes the footer; with `sync`, flushes the file to disk (not for files about to be removed).
+    fn close(&mut self, sync: bool) -> Result<(), String> {
         if let Some(w) = self.writer.take() {
             let file = w.into_inner().map_err(|e| format!("{}: {e}", self.path.display()))?;
-            file.sync_all().map_err(|e| format!("{}: {e}", self.path.display()))?;
+            if sync {
+                file.sync_all().map_err(|e| format!("{}: {e}", self.path.display()))?;
+            }
         }
         Ok(())
     }
 }
 
-fn write_all(chunks: Receiver<Chunk>, back: SyncSender<PacketLog>, files: TableFiles, labels: Labels) -> Result<(), String> {
+fn write_all(chunks: Receiver<Chunk>, back: SyncSender<PacketLog>, files: TableFiles, labels: Labels, abort: Arc<AtomicBool>) -> Result<(), String> {
     let mut packets = Table::new(files.packets);
     let mut tx = Table::new(files.tx);
     let mut rtt = Table::new(files.rtt);
@@ -181,6 +194,9 @@ fn write_all(chunks: Receiver<Chunk>, back: SyncSender<PacketLog>, files: TableF
     let mut schemas: HashMap<&'static str, Arc<Schema>> = HashMap::new();
     let meta = |cols: &[Column]| pandas_metadata(cols, &labels);
     for chunk in chunks {
+        if abort.load(Ordering::Relaxed) {
+            break;
+        }
         match chunk {
             Chunk::Packets(log) => {
                 let cols = packet_columns(&log, &labels.flows);
@@ -204,8 +220,9 @@ fn write_all(chunks: Receiver<Chunk>, back: SyncSender<PacketLog>, files: TableF
             }
         }
     }
+    let sync = !abort.load(Ordering::Relaxed);
     for t in [&mut packets, &mut tx, &mut rtt, &mut frames] {
-        t.close()?;
+        t.close(sync)?;
     }
     Ok(())
 }
@@ -243,6 +260,8 @@ fn nullable_i64(name: &str, values: impl Iterator<Item = Option<i64>>) -> Column
 
 /// A categorical column: codes into `categories` (`None`: missing). The codes take the narrowest signed
 /// integer whose maximum exceeds the number of categories, as pandas picks them.
+/// Labels are large strings, as pandas 3 hands its `str` labels to Arrow (pyarrow reads dictionary labels
+/// back as plain strings whichever was written, so pandas 2's files read the same).
 fn categorical(name: &str, codes: impl Iterator<Item = Option<usize>>, categories: &[String]) -> Column {
     let n = categories.len();
     let values: ArrayRef =
@@ -293,21 +312,11 @@ fn packet_columns(log: &PacketLog, flows: &[String]) -> Vec<Column> {
         "latency_ms",
         sent.iter().zip(delivered).map(|(&s, &d)| if d == NO_TIME { f64::NAN } else { d.wrapping_sub(s) as f64 / 1e6 }),
     ));
-    let reasons: Vec<String> = (1..=5).map(|c| drop_reason(c).name().to_string()).collect();
-    cols.push(categorical("drop_reason", log.drop_reason.iter().map(|&r| (r > 0).then(|| r as usize - 1)), &reasons));
+    let reasons: Vec<String> = (1..=5).map(|c| DropReason::from_code(c).name().to_string()).collect();
+    let codes = log.drop_reason.iter().map(|&r| (r > 0).then(|| r as usize - 1));
+    cols.push(categorical("drop_reason", codes, &reasons));
     cols.push(plain("reverse", Arc::new(BooleanArray::from_iter(log.reverse.iter().map(|&r| Some(r != 0))))));
     cols
-}
-
-fn drop_reason(code: u8) -> DropReason {
-    match code {
-        1 => DropReason::QueueFull,
-        2 => DropReason::Aqm,
-        3 => DropReason::RetryLimit,
-        4 => DropReason::Deadline,
-        5 => DropReason::Consumed,
-        _ => DropReason::None,
-    }
 }
 
 fn tx_columns(t: &TxLog, links: &[(String, String)]) -> Vec<Column> {

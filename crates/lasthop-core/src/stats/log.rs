@@ -72,6 +72,19 @@ pub enum DropReason {
 }
 
 impl DropReason {
+    /// The reason with code `code` (its `repr(u8)`, the packet log's `drop_reason`); 0 and unknown
+    /// codes are `None`.
+    pub fn from_code(code: u8) -> DropReason {
+        match code {
+            1 => DropReason::QueueFull,
+            2 => DropReason::Aqm,
+            3 => DropReason::RetryLimit,
+            4 => DropReason::Deadline,
+            5 => DropReason::Consumed,
+            _ => DropReason::None,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             DropReason::None => "",

@@ -333,7 +333,7 @@ fn taking_finished_rows_out_keeps_the_log_and_bounds_what_is_held() {
             assert!(c.is_some() || t.is_some() || r.is_some());
             frames.extend(s.take_frame_rows(20).map(|f| frame_rows(&f)));
             if let Some(c) = c {
-                // Every other chunk is handed back once copied, as the Python sink does: the next
+                // Every other chunk is handed back once copied, as the table writer does: the next
                 // chunks are written into its buffers and must come out the same.
                 chunks.push(c.clone());
                 if chunks.len() % 2 == 0 {
