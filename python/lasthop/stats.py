@@ -22,19 +22,23 @@ window gets ``percentiles_exact = false`` in ``flows.parquet``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:  # numpy is imported where it is used: `lasthop run` needs none of it to start
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = ["binned_percentiles", "jain", "percentile", "percentiles", "rank_index"]
 
-Samples = npt.ArrayLike
-"""Anything numpy takes as a 1-D array of numbers."""
+Samples = Any
+"""Anything numpy takes as a 1-D array of numbers (``numpy.typing.ArrayLike``)."""
 
 
 def rank_index(n: npt.ArrayLike, q: float) -> npt.NDArray[np.int64]:
     """The 0-based index into ``n`` sorted samples of their ``q``-th percentile (elementwise for an
     array of sample counts, each ≥ 1)."""
+    import numpy as np
+
     counts = np.asarray(n, dtype=np.int64)
     rank = np.ceil(q / 100.0 * counts.astype(np.float64))
     return np.clip(rank, 1, counts).astype(np.int64) - 1
@@ -48,6 +52,8 @@ def percentile(samples: Samples, q: float) -> float | None:
 
 def percentiles(samples: Samples, qs: Sequence[float]) -> list[float | None]:
     """:func:`percentile` for each of ``qs``, sorting once."""
+    import numpy as np
+
     values = np.sort(np.asarray(samples, dtype=np.float64).ravel())
     if values.size == 0:
         return [None for _ in qs]
@@ -58,6 +64,8 @@ def binned_percentiles(bins: npt.NDArray[np.int64], values: npt.NDArray[np.float
                        qs: tuple[float, ...]) -> list[npt.NDArray[np.float64]]:
     """Per bin ``0 … nbins − 1`` (``bins[i]`` is the bin of ``values[i]``; negative bins are left out),
     the ``q``-th percentile of each of ``qs``, nearest rank; NaN for empty bins."""
+    import numpy as np
+
     keep = bins >= 0
     bins, values = bins[keep], values[keep]
     out = [np.full(nbins, np.nan) for _ in qs]
