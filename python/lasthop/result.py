@@ -281,10 +281,9 @@ def put_streamed_in_place(d: Path, temporaries: Mapping[str, Path]) -> dict[str,
 
 
 def _read_frame(path: Path) -> pd.DataFrame:
-    """A table file of a run directory as the DataFrame users get (categories restored)."""
-    import pyarrow.parquet as pq
-
-    return _with_categories(pq.read_table(path)).to_pandas()
+    """A table file of a run directory as the DataFrame users get (:func:`read_table`: categories
+    restored, a bad file a :class:`~lasthop.errors.RunDirError` naming it)."""
+    return read_table(path.parent, path.name).to_pandas()
 
 
 def pandas_version() -> str:

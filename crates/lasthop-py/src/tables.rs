@@ -135,10 +135,17 @@ impl Drop for TableWriter {
     }
 }
 
-/// One table's file: opened with the schema of its first chunk.
+/// An error writing the file at `path`, naming it.
+fn at(path: &std::path::Path, e: impl std::fmt::Display) -> String {
+    format!("{}: {e}", path.display())
+}
+
+/// One table's file, opened at its first chunk, with that chunk's schema: its pandas metadata names the
+/// category counts of that chunk, as the in-memory path's first chunk would.
 struct Table {
     path: PathBuf,
-    writer: Option<ArrowWriter<File>>,
+    /// Once opened: the writer and the table's schema.
+    writer: Option<(ArrowWriter<File>, Arc<Schema>)>,
 }
 
 impl Table {
@@ -146,40 +153,38 @@ impl Table {
         Table { path, writer: None }
     }
 
-    fn name(&self) -> String {
-        self.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
-    }
-
-    /// Writes `batch` as a row group (an empty batch only opens the file, so that a table without rows
-    /// still has its schema).
-    fn write(&mut self, batch: RecordBatch, dictionary: &[&str]) -> Result<(), String> {
-        let err = |e: &dyn std::fmt::Display| format!("{}: {e}", self.path.display());
+    /// Writes `cols` as a row group (no rows: only opens the file, so that a table without rows still
+    /// has its schema). Categorical columns are dictionary-encoded, the rest plain.
+    fn write(&mut self, cols: Vec<Column>, pandas_version: &str) -> Result<(), String> {
         if self.writer.is_none() {
-            let file = File::create(&self.path).map_err(|e| err(&e))?;
+            let file = File::create(&self.path).map_err(|e| at(&self.path, e))?;
             // As pyarrow writes by default: snappy, statistics per column chunk (no page index).
             let mut props = WriterProperties::builder()
                 .set_compression(Compression::SNAPPY)
                 .set_statistics_enabled(EnabledStatistics::Chunk)
                 .set_dictionary_enabled(false);
-            for c in dictionary {
-                props = props.set_column_dictionary_enabled(ColumnPath::from(*c), true);
+            for c in cols.iter().filter(|c| c.categories.is_some()) {
+                props = props.set_column_dictionary_enabled(ColumnPath::from(c.name.as_str()), true);
             }
-            self.writer = Some(ArrowWriter::try_new(file, batch.schema(), Some(props.build())).map_err(|e| err(&e))?);
+            let schema = schema(&cols, pandas_version);
+            let w = ArrowWriter::try_new(file, schema.clone(), Some(props.build())).map_err(|e| at(&self.path, e))?;
+            self.writer = Some((w, schema));
         }
+        let ((w, schema), path) = (self.writer.as_mut().expect("opened"), &self.path);
+        let batch = RecordBatch::try_new(schema.clone(), cols.into_iter().map(|c| c.array).collect()).map_err(|e| at(path, e))?;
         if batch.num_rows() > 0 {
-            let w = self.writer.as_mut().expect("opened");
-            w.write(&batch).map_err(|e| err(&e))?;
-            w.flush().map_err(|e| err(&e))?;
+            w.write(&batch).map_err(|e| at(path, e))?;
+            w.flush().map_err(|e| at(path, e))?;
         }
         Ok(())
     }
 
     /// Writes the footer; with `sync`, flushes the file to disk (not for files about to be removed).
     fn close(&mut self, sync: bool) -> Result<(), String> {
-        if let Some(w) = self.writer.take() {
-            let file = w.into_inner().map_err(|e| format!("{}: {e}", self.path.display()))?;
+        if let Some((w, _)) = self.writer.take() {
+            let file = w.into_inner().map_err(|e| at(&self.path, e))?;
             if sync {
-                file.sync_all().map_err(|e| format!("{}: {e}", self.path.display()))?;
+                file.sync_all().map_err(|e| at(&self.path, e))?;
             }
         }
         Ok(())
@@ -191,33 +196,19 @@ fn write_all(chunks: Receiver<Chunk>, back: SyncSender<PacketLog>, files: TableF
     let mut tx = Table::new(files.tx);
     let mut rtt = Table::new(files.rtt);
     let mut frames = Table::new(files.frames);
-    let mut schemas: HashMap<&'static str, Arc<Schema>> = HashMap::new();
-    let meta = |cols: &[Column]| pandas_metadata(cols, &labels);
+    let (flows, version) = (&labels.flows, labels.pandas_version.as_str());
     for chunk in chunks {
         if abort.load(Ordering::Relaxed) {
             break;
         }
         match chunk {
             Chunk::Packets(log) => {
-                let cols = packet_columns(&log, &labels.flows);
-                let batch = batch(&mut schemas, "packets", cols, &meta).map_err(|e| format!("{}: {e}", packets.name()))?;
-                packets.write(batch, &["flow", "drop_reason"])?;
+                packets.write(packet_columns(&log, flows), version)?;
                 let _ = back.try_send(log);
             }
-            Chunk::Tx(log, links) => {
-                let cols = tx_columns(&log, &links);
-                let batch = batch(&mut schemas, "tx", cols, &meta).map_err(|e| format!("{}: {e}", tx.name()))?;
-                tx.write(batch, &["link", "src", "dst"])?;
-            }
-            Chunk::Rtt(series) => {
-                let cols = rtt_columns(&series, &labels.flows);
-                rtt.write(batch(&mut schemas, "rtt", cols, &meta).map_err(|e| format!("{}: {e}", rtt.name()))?, &["flow"])?;
-            }
-            Chunk::Frames(series) => {
-                let cols = frame_columns(&series, &labels.flows);
-                let b = batch(&mut schemas, "frames", cols, &meta).map_err(|e| format!("{}: {e}", frames.name()))?;
-                frames.write(b, &["flow"])?;
-            }
+            Chunk::Tx(log, links) => tx.write(tx_columns(&log, &links), version)?,
+            Chunk::Rtt(series) => rtt.write(rtt_columns(&series, flows), version)?,
+            Chunk::Frames(series) => frames.write(frame_columns(&series, flows), version)?,
         }
     }
     let sync = !abort.load(Ordering::Relaxed);
@@ -235,9 +226,8 @@ struct Column {
     /// nullable integer column).
     pandas_type: &'static str,
     numpy_type: &'static str,
-    /// For a categorical: its number of categories, and the categories.
-    categories: Option<usize>,
-    category_names: Option<Vec<String>>,
+    /// For a categorical: its categories, in order.
+    categories: Option<Vec<String>>,
 }
 
 fn plain(name: &str, array: ArrayRef) -> Column {
@@ -249,13 +239,13 @@ fn plain(name: &str, array: ArrayRef) -> Column {
         DataType::Boolean => "bool",
         other => unreachable!("no column of type {other}"),
     };
-    Column { name: name.into(), array, pandas_type: t, numpy_type: t, categories: None, category_names: None }
+    Column { name: name.into(), array, pandas_type: t, numpy_type: t, categories: None }
 }
 
 /// A nullable int64 column (pandas' `Int64`): `None` where missing.
 fn nullable_i64(name: &str, values: impl Iterator<Item = Option<i64>>) -> Column {
     let array = Arc::new(Int64Array::from_iter(values));
-    Column { name: name.into(), array, pandas_type: "int64", numpy_type: "Int64", categories: None, category_names: None }
+    Column { name: name.into(), array, pandas_type: "int64", numpy_type: "Int64", categories: None }
 }
 
 /// A categorical column: codes into `categories` (`None`: missing). The codes take the narrowest signed
@@ -276,14 +266,7 @@ fn categorical(name: &str, codes: impl Iterator<Item = Option<usize>>, categorie
         let keys = Int32Array::from_iter(codes.map(|c| c.map(|c| c as i32)));
         (Arc::new(DictionaryArray::<Int32Type>::try_new(keys, values).expect("codes within the categories")), "int32")
     };
-    Column {
-        name: name.into(),
-        array,
-        pandas_type: "categorical",
-        numpy_type,
-        categories: Some(n),
-        category_names: Some(categories.to_vec()),
-    }
+    Column { name: name.into(), array, pandas_type: "categorical", numpy_type, categories: Some(categories.to_vec()) }
 }
 
 /// Floats as `pa.array(..., from_pandas=True)` takes them: NaN is missing.
@@ -293,6 +276,11 @@ fn float64(name: &str, values: impl Iterator<Item = f64>) -> Column {
 
 fn u64_as_i64(name: &str, v: &[u64]) -> Column {
     plain(name, Arc::new(Int64Array::from_iter_values(v.iter().map(|&x| x as i64))))
+}
+
+/// Narrow unsigned integers as numpy widens them (`astype(np.int64)`).
+fn widened<T: Copy + Into<i64>>(name: &str, v: &[T]) -> Column {
+    plain(name, Arc::new(Int64Array::from_iter_values(v.iter().map(|&x| x.into()))))
 }
 
 fn packet_columns(log: &PacketLog, flows: &[String]) -> Vec<Column> {
@@ -338,19 +326,17 @@ fn tx_columns(t: &TxLog, links: &[(String, String)]) -> Vec<Column> {
     let (src, src_code) = end(|l| &l.0);
     let (dst, dst_code) = end(|l| &l.1);
     let link_names: Vec<String> = links.iter().map(|(a, b)| format!("{a}->{b}")).collect();
-    let widen = |v: &[u8]| -> ArrayRef { Arc::new(Int64Array::from_iter_values(v.iter().map(|&x| x as i64))) };
-    let widen16 = |v: &[u16]| -> ArrayRef { Arc::new(Int64Array::from_iter_values(v.iter().map(|&x| x as i64))) };
     vec![
         u64_as_i64("t_ns", &t.t_ns),
         categorical("link", t.link.iter().map(|&l| Some(l as usize)), &link_names),
         categorical("src", t.link.iter().map(|&l| Some(src_code[l as usize])), &src),
         categorical("dst", t.link.iter().map(|&l| Some(dst_code[l as usize])), &dst),
-        plain("mcs", widen(&t.mcs)),
-        plain("nss", widen(&t.nss)),
+        widened("mcs", &t.mcs),
+        widened("nss", &t.nss),
         float64("rate_mbps", t.rate_mbps.iter().map(|&x| x as f64)),
         float64("snr_db", t.snr_db.iter().map(|&x| x as f64)),
-        plain("mpdus", widen16(&t.mpdus)),
-        plain("received", widen16(&t.received)),
+        widened("mpdus", &t.mpdus),
+        widened("received", &t.received),
         plain("collided", Arc::new(BooleanArray::from_iter(t.collided.iter().map(|&c| Some(c))))),
     ]
 }
@@ -374,15 +360,16 @@ fn frame_columns(f: &FrameSeries, flows: &[String]) -> Vec<Column> {
     ]
 }
 
-/// The pandas metadata `pa.Schema.from_pandas` writes for these columns (its JSON, key order and
-/// spacing included), but for its `creator`, which names this writer.
-fn pandas_metadata(cols: &[Column], labels: &Labels) -> String {
+/// A table's schema: its columns' types, the pandas metadata `pa.Schema.from_pandas` writes for them
+/// (its JSON, key order and spacing included, but for its `creator`, which names this writer) and the
+/// categories of its categorical columns ([`CATEGORIES_KEY`]).
+fn schema(cols: &[Column], pandas_version: &str) -> Arc<Schema> {
     let s = |x: &str| serde_json::Value::from(x).to_string();
-    let columns: Vec<String> = cols
+    let described: Vec<String> = cols
         .iter()
         .map(|c| {
-            let meta = match c.categories {
-                Some(n) => format!("{{\"num_categories\": {n}, \"ordered\": false}}"),
+            let meta = match &c.categories {
+                Some(names) => format!("{{\"num_categories\": {}, \"ordered\": false}}", names.len()),
                 None => "null".into(),
             };
             format!(
@@ -394,34 +381,18 @@ fn pandas_metadata(cols: &[Column], labels: &Labels) -> String {
             )
         })
         .collect();
-    format!(
+    let pandas = format!(
         "{{\"index_columns\": [], \"column_indexes\": [], \"columns\": [{}], \"attributes\": {{}}, \"creator\": {{\"library\": \"lasthop\", \"version\": {}}}, \"pandas_version\": {}}}",
-        columns.join(", "),
+        described.join(", "),
         s(env!("CARGO_PKG_VERSION")),
-        s(&labels.pandas_version)
-    )
-}
-
-/// The chunk's record batch, under its table's schema (that of the table's first chunk, whose pandas
-/// metadata names its category counts, as the in-memory path's first chunk would).
-fn batch(
-    schemas: &mut HashMap<&'static str, Arc<Schema>>,
-    table: &'static str,
-    cols: Vec<Column>,
-    meta: &dyn Fn(&[Column]) -> String,
-) -> Result<RecordBatch, String> {
-    let schema = schemas
-        .entry(table)
-        .or_insert_with(|| {
-            let fields: Vec<Field> = cols.iter().map(|c| Field::new(&c.name, c.array.data_type().clone(), true)).collect();
-            let categories: serde_json::Map<String, serde_json::Value> =
-                cols.iter().filter_map(|c| Some((c.name.clone(), c.category_names.clone()?.into()))).collect();
-            let metadata = HashMap::from([
-                ("pandas".to_string(), meta(&cols)),
-                (CATEGORIES_KEY.to_string(), serde_json::Value::Object(categories).to_string()),
-            ]);
-            Arc::new(Schema::new_with_metadata(fields, metadata))
-        })
-        .clone();
-    RecordBatch::try_new(schema, cols.into_iter().map(|c| c.array).collect()).map_err(|e| e.to_string())
+        s(pandas_version)
+    );
+    let categories: serde_json::Map<String, serde_json::Value> =
+        cols.iter().filter_map(|c| Some((c.name.clone(), c.categories.clone()?.into()))).collect();
+    let metadata = HashMap::from([
+        ("pandas".to_string(), pandas),
+        (CATEGORIES_KEY.to_string(), serde_json::Value::Object(categories).to_string()),
+    ]);
+    let fields: Vec<Field> = cols.iter().map(|c| Field::new(&c.name, c.array.data_type().clone(), true)).collect();
+    Arc::new(Schema::new_with_metadata(fields, metadata))
 }

@@ -5,7 +5,7 @@
 //! schedules the arrival `delay` later. The packets propagating wait in the pipe itself
 //! ([`Pipe::propagating`]), not in their arrival events: the delay is the same for all, so they arrive
 //! in the order they finished, and an event that carried a whole packet made every event of the run
-//! as large (its copy in and out of the event queue was a tenth of a wired run's time).
+//! as large (the ns-3 anchor's engine time × 0.94 without).
 
 use crate::packet::{NodeId, Packet};
 use crate::queue::{AnyQueue, Dropped};
