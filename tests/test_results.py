@@ -238,6 +238,64 @@ def test_a_run_streamed_to_its_directory_equals_one_kept_in_memory(tmp_path: Pat
     pd.testing.assert_frame_equal(copy.rtt, kept.rtt)
 
 
+def test_the_flows_table_has_one_schema_whatever_flows_a_run_has(tmp_path: Path) -> None:
+    """flows.parquet is typed from the core's flow row, not inferred from its values: a count a flow may
+    lack is a nullable ``Int64`` and a metric a run has for no flow a float column of nulls (pandas'
+    inference made the first float where one flow lacked it and the second a column of type null). Two
+    runs with different kinds of flows write the same schema, and the in-memory table equals the one read
+    back, streamed or kept."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    home = Path(__file__).resolve().parent.parent / "examples" / "home_rtc.toml"
+    udp = lasthop.run(small_scenario(duration_s=2.0), seed=1)
+    rtc = lasthop.run(home, seed=1, out=tmp_path / "rtc")
+    udp.save(tmp_path / "udp")
+    schemas = [pq.read_schema(tmp_path / d / "flows.parquet") for d in ("udp", "rtc")]
+    assert schemas[0].equals(schemas[1], check_metadata=True)
+    assert not [f.name for f in schemas[0] if pa.types.is_null(f.type)]
+    assert udp.flows["goodput_mbps"].isna().all() and udp.flows["goodput_mbps"].dtype == np.float64
+    assert udp.flows["frames_decoded"].isna().all()
+    video = rtc.flows.set_index("flow")["frames_decoded"].dropna()
+    assert len(video) and (video > 0).all(), "the home call decodes frames"
+    for r, d in ((udp, "udp"), (rtc, "rtc")):
+        loaded = lasthop.RunResult.load(tmp_path / d)
+        pd.testing.assert_frame_equal(loaded.flows, r.flows)
+        assert str(r.flows["frames_decoded"].dtype) == "Int64" and r.flows["sent_packets"].dtype == np.int64
+        assert r.flows["percentiles_exact"].dtype == bool
+        for name, m in r.summary["metrics"]["flows"].items():
+            row = r.flows.set_index("flow").loc[name]
+            assert row["sent_packets"] == m["sent_packets"] and row["throughput_mbps"] == m["throughput_mbps"]
+    # The streamed run's flows come from the core's rows; the run kept in memory gives the same table.
+    pd.testing.assert_frame_equal(lasthop.run(home, seed=1).flows, rtc.flows)
+
+
+def test_a_streamed_run_needs_neither_pandas_nor_pyarrow(tmp_path: Path) -> None:
+    """``lasthop run`` writes every table in the core, so neither it nor ``lasthop.run(..., out=)``
+    imports pandas, pyarrow or numpy (their imports took a third of the ns-3 anchor's wall time); the
+    tables are read when asked for."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, lasthop\n"
+        f"r = lasthop.run({str(Path(__file__).resolve().parent.parent / 'examples' / 'home_rtc.toml')!r}, seed=1, "
+        f"out={str(tmp_path / 'run')!r})\n"
+        "heavy = sorted(m for m in ('pandas', 'pyarrow', 'numpy') if m in sys.modules)\n"
+        "assert not heavy, heavy\n"
+        "assert len(r.flows) == 2 and 'pandas' in sys.modules\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "lasthop", "run", "--seed", "1", "--out",
+                           str(tmp_path / "cli"), str(Path(__file__).resolve().parent.parent / "examples" / "home_rtc.toml")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert not imported & {"pandas", "pyarrow", "numpy"}, sorted(imported & {"pandas", "pyarrow", "numpy"})
+    assert (tmp_path / "cli" / "summary.json").exists()
+
+
 def test_a_streamed_run_with_unnamed_flows(tmp_path: Path) -> None:
     """Flows without a name get the core's names (flow0, ...) in a streamed run too: ``lasthop run`` of
     such a scenario once failed at the end, the stream having guessed its flow names from the file."""

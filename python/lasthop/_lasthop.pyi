@@ -5,6 +5,7 @@ writes the tables of a run streamed to a directory.
 Use the ``lasthop`` package API instead of calling it directly.
 """
 
+import os
 from typing import Any, TypedDict, final
 
 __version__: str
@@ -15,6 +16,9 @@ __all__ = [
     "check",
     "schema",
     "run",
+    "FlowRows",
+    "write_flows",
+    "flow_dtypes",
     "emulate",
     "git_revision",
     "saturation",
@@ -87,6 +91,8 @@ class _RunOutput(TypedDict):
     ``rate_mbps``, ``snr_db`` (f32), ``mpdus``, ``received`` (u16), ``collided`` (u8)."""
     tx_links: list[tuple[str, str]]
     flows: list[_FlowSummary]
+    flow_rows: FlowRows
+    """The same rows, kept in the core for ``write_flows``."""
     components: dict[str, Any]
     events: int
     event_digest: str
@@ -178,6 +184,18 @@ def run(
     ``pandas_version``), and the output's own tables are empty; a run that fails removes them. Raises
     ValueError for an invalid scenario, OSError when a capture or a table cannot be written (naming
     the file), and KeyboardInterrupt when ``progress.cancel()`` stopped it."""
+
+@final
+class FlowRows:
+    """A run's rows of ``flows.parquet``, as the core made them (opaque)."""
+
+def write_flows(path: str | os.PathLike[str], rows: FlowRows, pandas_version: str) -> None:
+    """Writes ``flows.parquet`` at ``path`` (typed from the core's flow row whatever values are missing;
+    synced). OSError names the file."""
+
+def flow_dtypes() -> list[tuple[str, str]]:
+    """``flows.parquet``'s columns in order, each with the pandas dtype it reads back as (``str``,
+    ``int64``, ``Int64``, ``float64``, ``bool``)."""
 
 # -- validation and benchmark helpers (802.11 model) ------------------------------------------------------
 

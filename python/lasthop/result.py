@@ -62,18 +62,29 @@ def dumps_summary(summary: Mapping[str, Any]) -> str:
 class RunResult:
     """What a run produced. ``packets`` and ``flows`` are pandas DataFrames; ``summary`` is a dict."""
 
-    def __init__(self, summary: dict[str, Any], flows: pd.DataFrame,
+    def __init__(self, summary: dict[str, Any], flows: _Lazy,
                  packets: pd.DataFrame | Callable[[], pd.DataFrame],
                  rtt: _Lazy | None = None, frames: _Lazy | None = None, tx: _Lazy | None = None,
-                 files: Mapping[str, Path] | None = None) -> None:
+                 files: Mapping[str, Path] | None = None, flow_rows: _lasthop.FlowRows | None = None) -> None:
         self.summary = summary
-        self.flows = flows
+        self._flows = flows
+        # The core's rows of the flows table, which `save` hands back to the core's writer.
+        self._flow_rows = flow_rows
         self._packets = packets
         # Where tables already are on disk (a streamed or loaded run): saving copies those files.
         self._files: dict[str, Path] = dict(files or {})
         self._rtt: _Lazy = rtt if rtt is not None else (lambda: _empty_series(RTT_COLUMNS))
         self._frames: _Lazy = frames if frames is not None else (lambda: _empty_series(FRAME_COLUMNS))
         self._tx: _Lazy = tx if tx is not None else (lambda: _empty_series(TX_COLUMNS))
+
+    @property
+    def flows(self) -> pd.DataFrame:
+        """One row per flow (the columns of ``flows.parquet``, typed whichever values are missing:
+        counts ``int64``, counts a flow may lack nullable ``Int64``, metrics ``float64`` with NaN, names
+        ``str``), built on first access."""
+        if callable(self._flows):
+            self._flows = self._flows()
+        return self._flows
 
     @property
     def rtt(self) -> pd.DataFrame:
@@ -159,8 +170,6 @@ class RunResult:
                      streamed: Mapping[str, Path] | None = None) -> RunResult:
         """The result of a run from the core's dict; with ``streamed`` (table name → file), those tables
         are the files written as the run went, and the core's rows of them are ignored."""
-        import pandas as pd
-
         flows = list(out["flows"])
         names = [f["flow"] for f in flows]
         summary = _summary(out, flows)
@@ -174,11 +183,12 @@ class RunResult:
             path = files.get(name)
             return build if path is None else (lambda: _read_frame(path))
 
-        return cls(summary, pd.DataFrame(flows if flows else None, columns=None if flows else list(out["flow_columns"])),
+        return cls(summary, lambda: _flows_frame(flows),
                    table("packets", lambda: _packets_frame(cols, reasons, names)),
                    rtt=table("rtt", lambda: _rtt_frame(rtt, names)) if rtt is not None else None,
                    frames=table("frames", lambda: _frames_frame(frames, names)) if frames is not None else None,
-                   tx=table("tx", lambda: _tx_frame(tx, tx_links)) if tx is not None else None, files=files)
+                   tx=table("tx", lambda: _tx_frame(tx, tx_links)) if tx is not None else None, files=files,
+                   flow_rows=out["flow_rows"])
 
     # -- run directories ------------------------------------------------------------------------------
 
@@ -191,16 +201,16 @@ class RunResult:
         """
         import shutil
 
-        import pandas as pd
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
         (d / SUMMARY_FILE).unlink(missing_ok=True)
 
         def parquet(df: pd.DataFrame) -> Callable[[Path], None]:
             def write(tmp: Path) -> None:
+                import pandas as pd
+                import pyarrow as pa
+                import pyarrow.parquet as pq
+
                 t = pa.Table.from_pandas(df, preserve_index=False)
                 categories = {c: [str(x) for x in df[c].cat.categories] for c in df.columns
                               if isinstance(df[c].dtype, pd.CategoricalDtype)}
@@ -215,7 +225,11 @@ class RunResult:
                 _atomic_write(d / name, lambda tmp: shutil.copyfile(on_disk, tmp))
 
         table(PACKETS_FILE, self._files.get("packets"), lambda: self.packets)
-        _atomic_write(d / FLOWS_FILE, parquet(self.flows))
+        rows = self._flow_rows
+        if rows is not None:
+            _atomic_write(d / FLOWS_FILE, lambda tmp: _lasthop.write_flows(tmp, rows, pandas_version()))
+        else:
+            table(FLOWS_FILE, self._files.get("flows"), lambda: self.flows)
         table(RTT_FILE, self._files.get("rtt"), lambda: self.rtt)
         table(FRAMES_FILE, self._files.get("frames"), lambda: self.frames)
         table(TX_FILE, self._files.get("tx"), lambda: self.tx)
@@ -249,7 +263,8 @@ class RunResult:
         return cls(summary, flows, lambda: _read_frame(d / PACKETS_FILE),
                    rtt=optional(RTT_FILE, RTT_COLUMNS), frames=optional(FRAMES_FILE, FRAME_COLUMNS),
                    tx=optional(TX_FILE, TX_COLUMNS),
-                   files={k: d / f for k, f in (("packets", PACKETS_FILE), ("rtt", RTT_FILE), ("tx", TX_FILE)) if (d / f).exists()})
+                   files={k: d / f for k, f in (("packets", PACKETS_FILE), ("flows", FLOWS_FILE), ("rtt", RTT_FILE), ("tx", TX_FILE))
+                          if (d / f).exists()})
 
 
 def _parquet_options(schema: Any) -> dict[str, Any]:
@@ -503,6 +518,14 @@ FRAME_COLUMNS = {"flow": "category", "frame": "int64", "capture_ns": "int64", "d
 TX_COLUMNS = {"t_ns": "int64", "link": "category", "src": "category", "dst": "category", "mcs": "int64",
               "nss": "int64", "rate_mbps": "float64", "snr_db": "float64", "mpdus": "int64", "received": "int64",
               "collided": "bool"}
+
+
+def _flows_frame(flows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """The flows table from the core's rows, with the dtypes ``flows.parquet`` reads back as."""
+    import pandas as pd
+
+    return pd.DataFrame({name: pd.Series([f[name] for f in flows], dtype=str if dtype == "str" else dtype)
+                         for name, dtype in _lasthop.flow_dtypes()})
 
 
 def _empty_series(columns: Mapping[str, str]) -> pd.DataFrame:

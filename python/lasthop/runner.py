@@ -9,7 +9,6 @@ bar. (The module is called ``runner`` so that it does not shadow the ``lasthop.r
 from __future__ import annotations
 
 import contextlib
-import importlib
 import os
 import signal
 import sys
@@ -66,10 +65,6 @@ def run(scenario: Scenario | str | os.PathLike[str] | Mapping[str, Any], seed: i
     (d / SUMMARY_FILE).unlink(missing_ok=True)  # never complete-looking while it is being rewritten
     remove_stale_temporaries(d)
     temporaries = streamed_temporaries(d)
-    # The result's flows table needs pandas once the run has ended; importing it now, beside the core
-    # (which runs and writes its tables without the GIL), takes it off the end of the run.
-    if "pandas" not in sys.modules:
-        threading.Thread(target=importlib.import_module, args=("pandas",), name="lasthop-import", daemon=True).start()
     with ctrl_c_once():
         try:
             tables, version = {name: os.fspath(p) for name, p in temporaries.items()}, pandas_version()

@@ -248,10 +248,7 @@ pub(crate) fn output_dict<'py>(py: Python<'py>, out: &sim::RunOutput, sc: &Scena
     let json = py.import("json")?;
     let flows = serde_json::to_string(&out.flows).expect("flows serialize");
     d.set_item("flows", json.call_method1("loads", (flows,))?)?;
-    // A row of defaults: the columns of flows.parquet in order, so a run without flows still writes a
-    // table with its schema.
-    let blank = serde_json::to_string(&lasthop_core::stats::FlowSummary::default()).expect("flows serialize");
-    d.set_item("flow_columns", json.call_method1("loads", (blank,))?.call_method0("keys")?)?;
+    d.set_item("flow_rows", FlowRows(out.flows.clone()))?;
     d.set_item("components", json.call_method1("loads", (out.components.to_string(),))?)?;
     d.set_item("events", out.events)?;
     d.set_item("event_digest", format!("{:016x}", out.event_digest))?;
@@ -361,6 +358,24 @@ impl PySim {
     }
 }
 
+/// A run's rows of `flows.parquet` as the core made them, kept by its result until it is saved (a round
+/// trip through JSON text would not give back every float exactly).
+#[pyclass(frozen, module = "lasthop._lasthop")]
+pub(crate) struct FlowRows(Vec<lasthop_core::stats::FlowSummary>);
+
+/// Writes `flows.parquet` at `path` from a run's `flow_rows` ([`tables::write_flows`]).
+#[pyfunction]
+fn write_flows(py: Python<'_>, path: std::path::PathBuf, rows: &Bound<'_, FlowRows>, pandas_version: &str) -> PyResult<()> {
+    let flows = &rows.get().0;
+    py.detach(|| tables::write_flows(&path, flows, pandas_version)).map_err(PyOSError::new_err)
+}
+
+/// `flows.parquet`'s columns in order, each with the pandas dtype it reads back as.
+#[pyfunction]
+fn flow_dtypes() -> Vec<(&'static str, &'static str)> {
+    tables::flow_dtypes()
+}
+
 /// One saturated anchor run (`validate ns3`, `bench`): throughput, Jain index, p_fail, events.
 #[pyfunction]
 #[pyo3(signature = (scenario, n, seed=1, warmup_s=1.0, measure_s=10.0))]
@@ -423,6 +438,9 @@ fn _lasthop(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(write_flows, m)?)?;
+    m.add_class::<FlowRows>()?;
+    m.add_function(wrap_pyfunction!(flow_dtypes, m)?)?;
     m.add_function(wrap_pyfunction!(emu::emulate, m)?)?;
     m.add_function(wrap_pyfunction!(git_revision, m)?)?;
     m.add_function(wrap_pyfunction!(saturation, m)?)?;

@@ -13,18 +13,18 @@
 use arrow_array::types::{Int16Type, Int32Type, Int8Type};
 use arrow_array::{
     Array, ArrayRef, BooleanArray, DictionaryArray, Float64Array, Int16Array, Int32Array, Int64Array, Int8Array,
-    LargeStringArray, NullArray, RecordBatch, UInt32Array, UInt64Array,
+    LargeStringArray, NullArray, RecordBatch, StringArray, UInt32Array, UInt64Array,
 };
 use arrow_schema::{DataType, Field, Schema};
 use lasthop_core::mac::medium::TxLog;
-use lasthop_core::stats::{DropReason, FrameSeries, PacketLog, RttSeries, Stage, NO_TIME};
+use lasthop_core::stats::{DropReason, FlowField, FlowSummary, FrameSeries, PacketLog, RttSeries, Stage, NO_TIME};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
 use std::collections::HashMap;
 use std::fs::File;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -216,6 +216,71 @@ fn write_all(chunks: Receiver<Chunk>, back: SyncSender<PacketLog>, files: TableF
         t.close(sync)?;
     }
     Ok(())
+}
+
+/// Writes `flows.parquet` (one row per flow) to `path` and syncs it. Its schema is [`FlowSummary`]'s,
+/// whichever values are missing ([`flow_dtypes`]), where pandas' inference from the rows had typed a
+/// column with a missing count as float and an all-missing one as null.
+pub(crate) fn write_flows(path: &Path, flows: &[FlowSummary], pandas_version: &str) -> Result<(), String> {
+    let blank = FlowSummary::default();
+    let rows: Vec<_> = flows.iter().map(FlowSummary::fields).collect();
+    let cols = blank
+        .fields()
+        .iter()
+        .enumerate()
+        .map(|(i, &(name, kind))| {
+            let values = rows.iter().map(move |r| r[i].1);
+            match kind {
+                FlowField::Text(_) => {
+                    let array = Arc::new(StringArray::from_iter_values(values.map(|v| match v {
+                        FlowField::Text(s) => s,
+                        _ => unreachable!("one type per column"),
+                    })));
+                    // As pyarrow writes a column of Python strings.
+                    Column { name: name.into(), array, pandas_type: "unicode", numpy_type: "object", categories: None }
+                }
+                FlowField::Count(_) => plain(name, Arc::new(Int64Array::from_iter_values(values.map(|v| match v {
+                    FlowField::Count(x) => x as i64,
+                    _ => unreachable!("one type per column"),
+                })))),
+                FlowField::MaybeCount(_) => nullable_i64(name, values.map(|v| match v {
+                    FlowField::MaybeCount(x) => x.map(|x| x as i64),
+                    _ => unreachable!("one type per column"),
+                })),
+                FlowField::Real(_) | FlowField::MaybeReal(_) => float64(name, values.map(|v| match v {
+                    FlowField::Real(x) => x,
+                    FlowField::MaybeReal(x) => x.unwrap_or(f64::NAN),
+                    _ => unreachable!("one type per column"),
+                })),
+                FlowField::Flag(_) => plain(name, Arc::new(BooleanArray::from_iter(values.map(|v| match v {
+                    FlowField::Flag(x) => Some(x),
+                    _ => unreachable!("one type per column"),
+                })))),
+            }
+        })
+        .collect();
+    let mut table = Table::new(path.to_path_buf());
+    table.write(cols, pandas_version)?;
+    table.close(true)
+}
+
+/// `flows.parquet`'s columns and the pandas dtype each reads back as (`str`, `int64`, `Int64`, `float64`,
+/// `bool`): what the in-memory flows table is built with, so that it equals the one read from the file.
+pub(crate) fn flow_dtypes() -> Vec<(&'static str, &'static str)> {
+    FlowSummary::default()
+        .fields()
+        .iter()
+        .map(|&(name, kind)| {
+            let dtype = match kind {
+                FlowField::Text(_) => "str",
+                FlowField::Count(_) => "int64",
+                FlowField::MaybeCount(_) => "Int64",
+                FlowField::Real(_) | FlowField::MaybeReal(_) => "float64",
+                FlowField::Flag(_) => "bool",
+            };
+            (name, dtype)
+        })
+        .collect()
 }
 
 /// A column as pandas would hand it to Arrow.

@@ -266,6 +266,64 @@ pub struct FlowSummary {
     pub percentiles_exact: bool,
 }
 
+/// A value of a `flows.parquet` column, typed as its column is whichever values are missing, so that
+/// every run's table has the same schema (a column of a flow kind the run lacks is all nulls of its type).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum FlowField<'a> {
+    Text(&'a str),
+    Count(u64),
+    Real(f64),
+    MaybeCount(Option<u64>),
+    MaybeReal(Option<f64>),
+    Flag(bool),
+}
+
+impl FlowSummary {
+    /// The row's columns, in the order of its fields (and of its JSON).
+    pub fn fields(&self) -> [(&'static str, FlowField<'_>); 38] {
+        [
+            ("flow", FlowField::Text(&self.flow)),
+            ("kind", FlowField::Text(&self.kind)),
+            ("from", FlowField::Text(&self.from)),
+            ("to", FlowField::Text(&self.to)),
+            ("sent_packets", FlowField::Count(self.sent_packets)),
+            ("delivered_packets", FlowField::Count(self.delivered_packets)),
+            ("dropped_packets", FlowField::Count(self.dropped_packets)),
+            ("in_flight_packets", FlowField::Count(self.in_flight_packets)),
+            ("loss_rate", FlowField::Real(self.loss_rate)),
+            ("sent_bytes", FlowField::Count(self.sent_bytes)),
+            ("delivered_bytes", FlowField::Count(self.delivered_bytes)),
+            ("throughput_mbps", FlowField::Real(self.throughput_mbps)),
+            ("latency_mean_ms", FlowField::MaybeReal(self.latency_mean_ms)),
+            ("latency_p50_ms", FlowField::MaybeReal(self.latency_p50_ms)),
+            ("latency_p95_ms", FlowField::MaybeReal(self.latency_p95_ms)),
+            ("latency_p99_ms", FlowField::MaybeReal(self.latency_p99_ms)),
+            ("latency_p999_ms", FlowField::MaybeReal(self.latency_p999_ms)),
+            ("latency_max_ms", FlowField::MaybeReal(self.latency_max_ms)),
+            ("rtt_p50_ms", FlowField::MaybeReal(self.rtt_p50_ms)),
+            ("rtt_p95_ms", FlowField::MaybeReal(self.rtt_p95_ms)),
+            ("rtt_p99_ms", FlowField::MaybeReal(self.rtt_p99_ms)),
+            ("rtt_over_200ms_ratio", FlowField::MaybeReal(self.rtt_over_200ms_ratio)),
+            ("loss_runs5_per_s", FlowField::MaybeReal(self.loss_runs5_per_s)),
+            ("goodput_mbps", FlowField::MaybeReal(self.goodput_mbps)),
+            ("bitrate_mbps", FlowField::MaybeReal(self.bitrate_mbps)),
+            ("frames_decoded", FlowField::MaybeCount(self.frames_decoded)),
+            ("frames_dropped", FlowField::MaybeCount(self.frames_dropped)),
+            ("frame_latency_p50_ms", FlowField::MaybeReal(self.frame_latency_p50_ms)),
+            ("frame_latency_p95_ms", FlowField::MaybeReal(self.frame_latency_p95_ms)),
+            ("frame_latency_p99_ms", FlowField::MaybeReal(self.frame_latency_p99_ms)),
+            ("frame_latency_p999_ms", FlowField::MaybeReal(self.frame_latency_p999_ms)),
+            ("frame_deadline_miss_rate", FlowField::MaybeReal(self.frame_deadline_miss_rate)),
+            ("freezes", FlowField::MaybeCount(self.freezes)),
+            ("freezes_per_min", FlowField::MaybeReal(self.freezes_per_min)),
+            ("frozen_ratio", FlowField::MaybeReal(self.frozen_ratio)),
+            ("fps_mean", FlowField::MaybeReal(self.fps_mean)),
+            ("fps_under_10_ratio", FlowField::MaybeReal(self.fps_under_10_ratio)),
+            ("percentiles_exact", FlowField::Flag(self.percentiles_exact)),
+        ]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -286,5 +344,27 @@ mod tests {
         assert_eq!(runs_at_least(&[1, 2, 3, 4, 5], 5), 1);
         assert_eq!(runs_at_least(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 5), 1);
         assert_eq!(runs_at_least(&[1, 2, 3, 4, 5, 7, 8, 9, 10, 11, 20], 5), 2);
+    }
+
+    #[test]
+    fn fields_name_every_serialized_field_in_order() {
+        let row = FlowSummary { flow: "f".into(), frames_decoded: Some(3), latency_p50_ms: Some(1.5), ..Default::default() };
+        let json = serde_json::to_value(&row).unwrap();
+        assert_eq!(row.fields().len(), json.as_object().unwrap().len());
+        // serde_json's map sorts its keys: the order is read from the text, where each key appears once.
+        let text = serde_json::to_string(&row).unwrap();
+        let at: Vec<usize> = row.fields().iter().map(|(n, _)| text.find(&format!("\"{n}\":")).expect("a field")).collect();
+        assert!(at.windows(2).all(|w| w[0] < w[1]), "fields out of order: {at:?}");
+        for (name, value) in row.fields() {
+            let expected = match value {
+                FlowField::Text(s) => serde_json::Value::from(s),
+                FlowField::Count(x) => x.into(),
+                FlowField::Real(x) => x.into(),
+                FlowField::MaybeCount(x) => x.into(),
+                FlowField::MaybeReal(x) => x.into(),
+                FlowField::Flag(x) => x.into(),
+            };
+            assert_eq!(json[name], expected, "{name}");
+        }
     }
 }

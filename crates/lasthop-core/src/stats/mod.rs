@@ -5,7 +5,7 @@ mod log;
 pub mod forecast;
 pub mod samples;
 
-pub use flows::{percentile, FlowSummary, FlowTracker};
+pub use flows::{percentile, FlowField, FlowSummary, FlowTracker};
 pub use forecast::ForecastErrors;
 pub use samples::Samples;
 pub use log::{DropReason, LogSelect, PacketLog, Stage, NO_TIME};
