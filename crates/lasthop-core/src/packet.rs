@@ -20,6 +20,10 @@ pub struct Packet {
     pub size: u32,
     pub src: NodeId,
     pub dst: NodeId,
+    /// The node the packet is queued for at its current hop on the Wi-Fi medium (its MAC header's
+    /// receiver address, written when it enters a node's transmit path; 0 before): how a transmit
+    /// path finds its station again when it leaves a queue shared by all of them.
+    pub hop: NodeId,
     /// DSCP code point (0..=63).
     pub dscp: u8,
     /// When the application sent it.

@@ -46,7 +46,7 @@ impl Socket for TestSocket {
         let (src, dst) = if reverse { (self.ends.1, self.ends.0) } else { self.ends };
         let now = self.q.now();
         self.next_id += 1;
-        Packet { id: self.next_id - 1, flow: 0, seq, size, src, dst, dscp: 0, sent: now, enqueued: now, hdr }
+        Packet { id: self.next_id - 1, flow: 0, seq, size, src, dst, hop: 0, dscp: 0, sent: now, enqueued: now, hdr }
     }
     fn send(&mut self, pkt: Packet, payload: Option<Payload>) {
         self.sent.push((pkt, payload));

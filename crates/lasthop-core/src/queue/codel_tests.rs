@@ -6,7 +6,7 @@ use super::*;
 const MS: u64 = 1_000_000;
 
 fn pkt(id: u64, size: u32, enq: SimTime) -> Packet {
-    Packet { id, flow: 0, seq: id, size, src: 0, dst: 1, dscp: 0, sent: enq, enqueued: enq, hdr: Default::default() }
+    Packet { id, flow: 0, seq: id, size, src: 0, dst: 1, hop: 0, dscp: 0, sent: enq, enqueued: enq, hdr: Default::default() }
 }
 
 fn ms(x: u64) -> SimTime {

@@ -10,7 +10,7 @@ fn ms(x: u64) -> SimTime {
 }
 
 fn pkt(id: u64, flow: u32, size: u32) -> Packet {
-    Packet { id, flow, seq: id, size, src: 0, dst: 1, dscp: 0, sent: SimTime::ZERO, enqueued: SimTime::ZERO, hdr: Default::default() }
+    Packet { id, flow, seq: id, size, src: 0, dst: 1, hop: 0, dscp: 0, sent: SimTime::ZERO, enqueued: SimTime::ZERO, hdr: Default::default() }
 }
 
 struct Rig {

@@ -8,7 +8,7 @@ fn ms(x: u64) -> SimTime {
 }
 
 fn pkt(id: u64, size: u32) -> Packet {
-    Packet { id, flow: 0, seq: id, size, src: 0, dst: 1, dscp: 0, sent: SimTime::ZERO, enqueued: SimTime::ZERO, hdr: Default::default() }
+    Packet { id, flow: 0, seq: id, size, src: 0, dst: 1, hop: 0, dscp: 0, sent: SimTime::ZERO, enqueued: SimTime::ZERO, hdr: Default::default() }
 }
 
 fn pie(params: PieParams) -> Pie {

@@ -123,7 +123,7 @@ mod tests {
     use super::*;
 
     fn pkt(id: u64, size: u32) -> Packet {
-        Packet { id, flow: 0, seq: id, size, src: 0, dst: 1, dscp: 0, sent: SimTime::ZERO, enqueued: SimTime::ZERO, hdr: Default::default() }
+        Packet { id, flow: 0, seq: id, size, src: 0, dst: 1, hop: 0, dscp: 0, sent: SimTime::ZERO, enqueued: SimTime::ZERO, hdr: Default::default() }
     }
 
     fn params(rate_mbps: f64, burst_bytes: u32) -> TbfParams {

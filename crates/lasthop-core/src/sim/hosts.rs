@@ -136,7 +136,7 @@ impl World {
     /// A new packet of flow `flow` from `src` to `dst`, numbered and opened in the packet log.
     pub(crate) fn emit(&mut self, now: SimTime, flow: u32, seq: u64, size: u32, (src, dst): (NodeId, NodeId), hdr: Hdr) -> Packet {
         let dscp = self.sources[flow as usize].dscp;
-        let pkt = Packet { id: self.next_packet_id, flow, seq, size, src, dst, dscp, sent: now, enqueued: now, hdr };
+        let pkt = Packet { id: self.next_packet_id, flow, seq, size, src, dst, hop: 0, dscp, sent: now, enqueued: now, hdr };
         self.next_packet_id += 1;
         self.log.open(&pkt);
         pkt

@@ -317,7 +317,8 @@ impl Medium {
     }
 
     /// Queues `pkt` at world node `from` for its neighbour `to`.
-    pub fn enqueue<S: Scheduler>(&mut self, now: SimTime, from: NodeId, to: NodeId, pkt: Packet, sched: &mut S, out: &mut Outputs<'_>) {
+    pub fn enqueue<S: Scheduler>(&mut self, now: SimTime, from: NodeId, to: NodeId, mut pkt: Packet, sched: &mut S, out: &mut Outputs<'_>) {
+        pkt.hop = to;
         let ni = self.node_of[from as usize].expect("enqueue at a Wi-Fi node");
         let ac = self.ac_index(ni, pkt.dscp);
         let node = &mut self.nodes[ni as usize];

@@ -27,7 +27,7 @@ fn wifi_config(extra: &str) -> WifiConfig {
 }
 
 fn pkt(id: u64, src: NodeId, dst: NodeId) -> Packet {
-    Packet { id, flow: 0, seq: id, size: 1500, src, dst, dscp: 0, sent: SimTime::ZERO, enqueued: SimTime::ZERO, hdr: Default::default() }
+    Packet { id, flow: 0, seq: id, size: 1500, src, dst, hop: 0, dscp: 0, sent: SimTime::ZERO, enqueued: SimTime::ZERO, hdr: Default::default() }
 }
 
 fn pkt_dscp(id: u64, src: NodeId, dst: NodeId, dscp: u8) -> Packet {

@@ -42,7 +42,6 @@ use crate::ratectl::{AnyRateControl, RateControl, RateEntry, RateSet};
 use crate::stats::{DropReason, Stage};
 use crate::time::{SimDuration, SimTime};
 use std::collections::VecDeque;
-use rustc_hash::FxHashMap;
 
 /// Per-BSS settings of the path.
 #[derive(Clone, Debug)]
@@ -85,8 +84,11 @@ pub struct FifoStats {
 #[derive(Debug)]
 struct TrafficControl {
     qdiscs: Vec<AnyQueue>,
-    /// The local link of each packet waiting in a qdisc.
-    link_of: FxHashMap<u64, usize>,
+    /// The local link to each next hop ([`Packet::hop`]) packets were queued for: a packet leaving a
+    /// qdisc goes to the link its hop names, as ns-3's queue-disc item carries its destination address
+    /// (links are fixed, so a hop is always the same link). A map from packet id before, whose lookups
+    /// missed the cache: the ns-3 anchor's engine takes 0.91 of the time without it.
+    link_of_hop: Vec<usize>,
     drops: Vec<Dropped>,
 }
 
@@ -129,7 +131,7 @@ impl FifoPath {
     /// Puts ns-3's traffic-control layer above the MAC queue: `make` builds the qdisc of each AC.
     pub fn set_qdisc(&mut self, mut make: impl FnMut() -> AnyQueue) {
         let qdiscs = (0..4).map(|_| make()).collect();
-        self.tc = Some(Box::new(TrafficControl { qdiscs, link_of: FxHashMap::default(), drops: Vec::new() }));
+        self.tc = Some(Box::new(TrafficControl { qdiscs, link_of_hop: Vec::new(), drops: Vec::new() }));
     }
 
     /// Adds a link (in the node's local link order) with its fixed rate (or adaptive controller) and
@@ -165,7 +167,11 @@ impl FifoPath {
             return self.mac_enqueue(now, link, ac, pkt, out);
         };
         out.log.stamp(pkt.id, Stage::QdiscEnq, now);
-        tc.link_of.insert(pkt.id, link);
+        let hop = pkt.hop as usize;
+        if tc.link_of_hop.len() <= hop {
+            tc.link_of_hop.resize(hop + 1, usize::MAX);
+        }
+        tc.link_of_hop[hop] = link;
         let r = tc.qdiscs[ac].enqueue(now, pkt);
         tc.qdiscs[ac].drain_drops(&mut tc.drops);
         if let Err(d) = r {
@@ -195,11 +201,10 @@ impl FifoPath {
         while self.held[ac] < self.p.queue_packets as usize {
             let Some(pkt) = tc.qdiscs[ac].dequeue(now, &mut tc.drops) else { break };
             out.log.stamp(pkt.id, Stage::QdiscDeq, now);
-            let link = tc.link_of.remove(&pkt.id).expect("a queued packet's link");
+            let link = tc.link_of_hop[pkt.hop as usize];
             self.mac_enqueue(now, link, ac, pkt, out);
         }
         for (pkt, reason) in tc.drops.drain(..) {
-            tc.link_of.remove(&pkt.id);
             out.dropped.push((pkt, reason));
         }
         self.tc = Some(tc);

@@ -21,7 +21,7 @@ fn path(cap: u32, links: u32) -> FifoPath {
 }
 
 fn pkt(id: u64, dst: u16) -> Packet {
-    Packet { id, flow: dst as u32, seq: id, size: 1500, src: 0, dst, dscp: 0, sent: SimTime::ZERO, enqueued: SimTime::ZERO, hdr: Default::default() }
+    Packet { id, flow: dst as u32, seq: id, size: 1500, src: 0, dst, hop: dst, dscp: 0, sent: SimTime::ZERO, enqueued: SimTime::ZERO, hdr: Default::default() }
 }
 
 /// Packet `id` to the receiver of local link `link`, in AC_BE at time zero.
@@ -77,6 +77,39 @@ fn qdisc_holds_the_backlog_under_flow_control() {
     assert_eq!((0..5).map(|i| in_mac(&io, i)).collect::<Vec<_>>(), vec![true, true, true, true, false]);
     let next = p.head(SimTime::from_ms(1), BE, None, &mut io.out()).expect("a PSDU");
     assert_eq!((next.link, next.mpdus.iter().map(|m| m.pkt.id).collect::<Vec<_>>()), (1, vec![2, 3]));
+}
+
+/// A qdisc that reorders (fq_codel serves its flows in turn) hands each packet to the link of the next
+/// hop it was queued for, whatever the order it leaves in and whatever that hop's node id.
+#[test]
+fn packets_leave_a_reordering_qdisc_for_their_own_hop() {
+    use crate::queue::fq_codel::FqCodelParams;
+    use crate::queue::QueueParams;
+    let (mut p, mut io) = (path(2, 2), Io::new());
+    p.set_qdisc(|| AnyQueue::from_params(&QueueParams::FqCodel(FqCodelParams::default()), crate::rng::Rng::derive(1, "q")));
+    // Link 0 leads to node 9, link 1 to node 4; flow = hop, so fq_codel keeps them in two queues.
+    let to = |id: u64, hop: u16| Packet { flow: hop as u32, dst: hop, hop, ..pkt(id, hop) };
+    for (id, link, hop) in [(0, 0, 9), (1, 0, 9), (2, 0, 9), (3, 0, 9), (4, 1, 4), (5, 1, 4), (6, 0, 9), (7, 1, 4)] {
+        io.enqueue(&mut p, SimTime::ZERO, link, BE, to(id, hop));
+    }
+    let mut sent: Vec<(usize, Vec<u64>)> = Vec::new();
+    let mut now = SimTime::ZERO;
+    while let Some(psdu) = p.head(now, BE, None, &mut io.out()) {
+        sent.push((psdu.link as usize, psdu.mpdus.iter().map(|m| m.pkt.id).collect()));
+        ack_all(&mut p, &mut io, psdu);
+        now += SimDuration::from_ms(1);
+    }
+    assert!(io.dropped.is_empty());
+    let mut ids: Vec<u64> = sent.iter().flat_map(|(_, v)| v.clone()).collect();
+    ids.sort();
+    assert_eq!(ids, (0..8).collect::<Vec<_>>(), "every packet sent once: {sent:?}");
+    for (link, psdu) in &sent {
+        let want: &[u64] = if *link == 0 { &[0, 1, 2, 3, 6] } else { &[4, 5, 7] };
+        assert!(psdu.iter().all(|id| want.contains(id)), "link {link} sent {psdu:?}: {sent:?}");
+    }
+    // fq_codel took turns: the packets did not leave in the order they came.
+    let order: Vec<u64> = sent.iter().flat_map(|(_, v)| v.clone()).collect();
+    assert_ne!(order, (0..8).collect::<Vec<_>>());
 }
 
 /// With an adaptive controller, each attempt is sent at the rate it picks (one rate, one try: retries

@@ -153,7 +153,7 @@ impl DriverView for FakeView {
 }
 
 fn pkt(flow: u32) -> Packet {
-    Packet { id: 0, flow, seq: 0, size: 1500, src: 0, dst: 1, dscp: 0, sent: SimTime::ZERO, enqueued: SimTime::ZERO, hdr: Default::default() }
+    Packet { id: 0, flow, seq: 0, size: 1500, src: 0, dst: 1, hop: 0, dscp: 0, sent: SimTime::ZERO, enqueued: SimTime::ZERO, hdr: Default::default() }
 }
 
 fn policy(flows: &[(&str, f64)]) -> LastPqPolicy {

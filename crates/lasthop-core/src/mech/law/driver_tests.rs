@@ -26,7 +26,7 @@ fn control(p: &LinuxPath) -> &LawControl {
 }
 
 fn pkt(id: u64, flow: u32, dscp: u8) -> Packet {
-    Packet { id, flow, seq: id, size: 1500, src: 0, dst: 1, dscp, sent: SimTime::ZERO, enqueued: SimTime::ZERO, hdr: Default::default() }
+    Packet { id, flow, seq: id, size: 1500, src: 0, dst: 1, hop: 0, dscp, sent: SimTime::ZERO, enqueued: SimTime::ZERO, hdr: Default::default() }
 }
 
 const BE: usize = AccessCategory::Be as usize;

@@ -276,7 +276,7 @@ fn params_are_checked() {
 #[test]
 fn explicit_tags_are_dscp_cs5_and_above_or_a_tagged_flow() {
     use crate::mac::txpath::gate::ReleaseGate;
-    let pkt = |flow: u32, dscp: u8| crate::packet::Packet { id: 0, flow, seq: 0, size: 1500, src: 0, dst: 1, dscp, sent: SimTime::ZERO, enqueued: SimTime::ZERO, hdr: Default::default() };
+    let pkt = |flow: u32, dscp: u8| crate::packet::Packet { id: 0, flow, seq: 0, size: 1500, src: 0, dst: 1, hop: 0, dscp, sent: SimTime::ZERO, enqueued: SimTime::ZERO, hdr: Default::default() };
     let on = super::gate::QairGate::new(&QairParams::default());
     assert!(on.explicit_tag(&pkt(0, 46)) && on.explicit_tag(&pkt(0, 40)) && on.explicit_tag(&pkt(0, 56)));
     assert!(!on.explicit_tag(&pkt(0, 34)) && !on.explicit_tag(&pkt(0, 0)));

@@ -13,7 +13,7 @@ fn params(hw_depth_aggr: usize) -> LinuxParams {
 }
 
 fn pkt(id: u64) -> Packet {
-    Packet { id, flow: 0, seq: id, size: 1500, src: 0, dst: 1, dscp: 0, sent: SimTime::ZERO, enqueued: SimTime::ZERO, hdr: Default::default() }
+    Packet { id, flow: 0, seq: id, size: 1500, src: 0, dst: 1, hop: 0, dscp: 0, sent: SimTime::ZERO, enqueued: SimTime::ZERO, hdr: Default::default() }
 }
 
 /// A packet arriving to an idle driver goes out alone; packets that queue meanwhile form A-MPDUs of
