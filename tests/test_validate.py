@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -64,14 +65,36 @@ def test_bench_realistic_times_the_whole_process() -> None:
     """The realistic rows time the run, the DataFrame and the run directory, and the streamed run as
     ``lasthop run --out`` makes it; the downlink anchor's row puts ns-3's own speed beside ours (when
     the anchors are there)."""
-    doc = run_json("bench", "--realistic", "--repeat", "1", "--busy-seconds", "10")
+    from lasthop.commands.bench import ns3_downlink_binary
+
+    doc = run_json("bench", "--realistic", "--repeat", "1", "--busy-seconds", "10", "--anchor-seconds", "1")
     assert [r["scenario"] for r in doc["rows"]] == ["downlink anchor N=10", "home_rtc.toml", "lastpq_vr.toml",
                                                     "busy_bss.toml (10 s)"]
     for r in doc["rows"]:
         assert r["packets"] > 10_000 and r["run_s"] > 0 and r["save_s"] > 0 and r["streamed_s"] > 0
         assert r["whole_sim_s_per_wall_s"] < r["run_sim_s_per_wall_s"]
         assert r["streamed_sim_s_per_wall_s"] == pytest.approx(r["sim_seconds"] / r["streamed_s"])
-    assert doc["rows"][0]["ns3_sim_s_per_wall_s"] > 0
+    anchor = doc["rows"][0]
+    assert anchor["ns3_sim_s_per_wall_s"] > 0
+    # Where ns-3's program is built (shared/anchors/ns3/run_anchor.sh), both run now as whole processes.
+    if ns3_downlink_binary() is not None:
+        assert anchor["side_by_side_sim_s"] == 2.5 and anchor["ns3_here_sim_s_per_wall_s"] > 0
+        assert anchor["process_speedup_vs_ns3_here"] == pytest.approx(
+            anchor["process_sim_s_per_wall_s"] / anchor["ns3_here_sim_s_per_wall_s"])
+    else:
+        assert "ns3_here_sim_s_per_wall_s" not in anchor
+
+
+def test_bench_realistic_names_a_failing_ns3_program(tmp_path: Path) -> None:
+    """A side-by-side ns-3 run that fails stops the bench with ns-3's own words, not a traceback."""
+    build = tmp_path / "anchors" / "ns3" / "build"
+    build.mkdir(parents=True)
+    (build / "ap_downlink").write_text("#!/bin/sh\necho 'no wifi module' >&2\nexit 3\n")
+    (build / "ap_downlink").chmod(0o755)
+    p = subprocess.run([*LASTHOP, "bench", "--realistic", "--repeat", "1", "--busy-seconds", "10", "--anchor-seconds", "1"],
+                       capture_output=True, text=True, timeout=300, env={**os.environ, "LASTHOP_SHARED": str(tmp_path)})
+    assert p.returncode == 1, p.stderr
+    assert "ap_downlink failed (exit 3): no wifi module" in p.stderr and "Traceback" not in p.stderr
 
 
 @pytest.mark.parametrize("args", [["bench", "--scenario", "nope"], ["bench", "--n", "0"], ["validate", "nope"]])

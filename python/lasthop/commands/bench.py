@@ -4,6 +4,7 @@ anchor scenarios, side by side with ns-3's speed on this machine kind (from the 
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ from typing import Any
 import click
 
 from lasthop import _lasthop
-from lasthop.anchors import ns3_results
+from lasthop.anchors import ns3_results, shared_dir
 from lasthop.commands.validate import NS, SCENARIOS, _emit
 
 
@@ -26,17 +27,22 @@ from lasthop.commands.validate import NS, SCENARIOS, _emit
               help="Instead: whole-process speed on realistic scenarios (ns-3's downlink anchor at N = 10 with "
                    "ns-3's own speed beside it, the default comparison's home, LAST-PQ's VR home, the busy BSS): "
                    "kept in memory (the run, its packets as a DataFrame, the run directory written, each timed) "
-                   "and streamed to a directory as lasthop run does.")
+                   "and streamed to a directory as lasthop run does. Where shared/anchors/ns3/run_anchor.sh built "
+                   "ns-3's program, the anchor also runs as two whole processes in turn, ns-3's and `lasthop run`, "
+                   "measured side by side now (`ns-3 here`); `ns-3` is ns-3's recorded speed.")
 @click.option("--busy-seconds", default=600.0, show_default=True, type=click.FloatRange(min=1.0),
               help="With --realistic: simulated seconds of examples/busy_bss.toml.")
+@click.option("--anchor-seconds", default=10.0, show_default=True, type=click.FloatRange(min=1.0),
+              help="With --realistic: the measured window of the side-by-side anchor runs (after ns-3's 1-s "
+                   "warm-up, before its 0.5-s drain); Python's start-up weighs less in longer runs.")
 @click.option("--emulation", is_flag=True,
               help="Instead: the emulator's lag at 100 Mbit/s of iperf3 UDP through the model and in relay "
                    "mode (needs root and iperf3, as lasthop emulate does).")
 def command(as_json: bool, scenario: str | None, n_only: int | None, seconds: float, repeat: int,
-            realistic: bool, busy_seconds: float, emulation: bool) -> None:
+            realistic: bool, busy_seconds: float, anchor_seconds: float, emulation: bool) -> None:
     """Speed of the 802.11 model on the saturated scenarios (whole run, fastest of --repeat)."""
     if realistic:
-        rows = realistic_rows(repeat, busy_seconds)
+        rows = realistic_rows(repeat, busy_seconds, anchor_seconds)
         if as_json:
             _emit({"rows": rows}, True, "")
         else:
@@ -44,8 +50,11 @@ def command(as_json: bool, scenario: str | None, n_only: int | None, seconds: fl
             _emit({"rows": [{"scenario": r["scenario"], "sim s": r["sim_seconds"], "packets": r["packets"],
                              "run only": r["run_sim_s_per_wall_s"], "in memory": r["whole_sim_s_per_wall_s"],
                              "streamed": r["streamed_sim_s_per_wall_s"], "ns-3": r.get("ns3_sim_s_per_wall_s"),
-                             "streamed × ns-3": r.get("streamed_speedup_vs_ns3")} for r in rows]}, False,
-                  "lasthop speed, whole process: simulated s per wall s (realistic scenarios)")
+                             "streamed × ns-3": r.get("streamed_speedup_vs_ns3"),
+                             "ns-3 here": r.get("ns3_here_sim_s_per_wall_s"),
+                             "lasthop run × ns-3 here": r.get("process_speedup_vs_ns3_here")} for r in rows]}, False,
+                  "lasthop speed, whole process: simulated s per wall s (realistic scenarios; `ns-3 here`: ns-3 "
+                  f"and `lasthop run` of the anchor in turn, whole processes, {anchor_seconds + 1.5:g} simulated s)")
         return
     if emulation:
         _emit({"rows": emulation_rows(seconds=min(seconds, 5.0))}, as_json,
@@ -75,13 +84,14 @@ def command(as_json: bool, scenario: str | None, n_only: int | None, seconds: fl
     _emit({"rows": rows}, as_json, "lasthop speed (saturated scenarios)")
 
 
-def realistic_rows(repeat: int = 1, busy_seconds: float = 600.0) -> list[dict[str, Any]]:
+def realistic_rows(repeat: int = 1, busy_seconds: float = 600.0, anchor_seconds: float = 10.0) -> list[dict[str, Any]]:
     """Per realistic scenario, the fastest of ``repeat`` of two ways to get a run directory: kept in
     memory (the run, its packet log as a DataFrame, the directory written; each timed) and streamed as
     ``lasthop run --out`` does (the run writing its tables as it goes); simulated seconds per wall
     second for the run alone and for each way; for ns-3's downlink anchor, ns-3's speed on this machine
     kind beside. The busy BSS runs ``busy_seconds`` of its 3,600 s (`lasthop run
-    examples/busy_bss.toml` takes 3,600 / 600 = 6 times its streamed time at the default)."""
+    examples/busy_bss.toml` takes 3,600 / 600 = 6 times its streamed time at the default). The anchor also
+    runs side by side with ns-3 as whole processes, over ``anchor_seconds`` (:func:`anchor_side_by_side`)."""
     import tempfile
 
     import lasthop
@@ -130,8 +140,55 @@ def realistic_rows(repeat: int = 1, busy_seconds: float = 600.0) -> list[dict[st
             row["ns3_sim_s_per_wall_s"] = ref
             row["whole_speedup_vs_ns3"] = sim_s / sum(best) / ref
             row["streamed_speedup_vs_ns3"] = sim_s / streamed / ref
+        if name.startswith("downlink anchor"):
+            row.update(anchor_side_by_side(repeat, anchor_seconds))
         rows.append(row)
     return rows
+
+
+def ns3_downlink_binary() -> Path | None:
+    """ns-3's downlink anchor program, where ``shared/anchors/ns3/run_anchor.sh`` built it."""
+    path = shared_dir() / "anchors" / "ns3" / "build" / "ap_downlink"
+    return path if os.access(path, os.X_OK) else None
+
+
+def anchor_side_by_side(repeat: int, seconds: float = 10.0) -> dict[str, Any]:
+    """ns-3's downlink anchor (N = 10, AC_BE, a window of ``seconds``) and ``lasthop run`` of the same scenario as whole processes,
+    taken in turn ``repeat`` times on this machine now (the fastest of each): simulated seconds (warm-up,
+    window and drain, the same in both) per wall second, and their ratio. Empty where ns-3's program is
+    not built. A recorded ns-3 speed from another day would not compare: this machine's speed moves
+    1.5–2× from one day to the next, ns-3's more than lasthop's."""
+    import subprocess
+    import sys
+    import tempfile
+
+    from lasthop import downlink_anchor
+
+    binary = ns3_downlink_binary()
+    if binary is None:
+        return {}
+    w = downlink_anchor.Window(seconds=seconds)
+    sim_s = w.warmup_s + w.seconds + w.drain_s
+    sc = downlink_anchor.scenario(10, "be", profile="ns3", window=w)
+    ns3_cmd = [str(binary), "--n=10", "--videoTos=0", f"--simTime={w.seconds:g}", f"--warmup={w.warmup_s:g}"]
+    ns3_best = lasthop_best = float("inf")
+    with tempfile.TemporaryDirectory(prefix="lasthop-bench-") as tmp:
+        scenario = Path(tmp) / "anchor.json"
+        scenario.write_text(json.dumps(sc), encoding="utf-8")
+        lasthop_cmd = [sys.executable, "-m", "lasthop", "run", str(scenario), "--out", str(Path(tmp) / "run")]
+        for _ in range(repeat):
+            for cmd in (ns3_cmd, lasthop_cmd):
+                t0 = time.perf_counter()
+                done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                wall = time.perf_counter() - t0
+                if done.returncode != 0:
+                    raise click.ClickException(f"{cmd[0]} failed (exit {done.returncode}): {done.stderr.strip()[-500:]}")
+                if cmd is ns3_cmd:
+                    ns3_best = min(ns3_best, wall)
+                else:
+                    lasthop_best = min(lasthop_best, wall)
+    return {"side_by_side_sim_s": sim_s, "ns3_here_sim_s_per_wall_s": sim_s / ns3_best, "process_sim_s_per_wall_s": sim_s / lasthop_best,
+            "process_speedup_vs_ns3_here": ns3_best / lasthop_best}
 
 
 BENCH_SCENARIO = {
