@@ -78,23 +78,25 @@ def test_bench_realistic_times_the_whole_process() -> None:
     assert anchor["ns3_sim_s_per_wall_s"] > 0
     # Where ns-3's program is built (shared/anchors/ns3/run_anchor.sh), both run now as whole processes.
     if ns3_downlink_binary() is not None:
-        assert anchor["side_by_side_sim_s"] == 2.5 and anchor["ns3_here_sim_s_per_wall_s"] > 0
-        assert anchor["process_speedup_vs_ns3_here"] == pytest.approx(
-            anchor["process_sim_s_per_wall_s"] / anchor["ns3_here_sim_s_per_wall_s"])
+        assert anchor["side_by_side_sim_s"] == 2.5, "1 s of warm-up, the 1-s window, 0.5 s of drain"
+        assert anchor["ns3_here_sim_s_per_wall_s"] > 0 and anchor["process_sim_s_per_wall_s"] > 0
+        assert "ns3_here_error" not in anchor
     else:
         assert "ns3_here_sim_s_per_wall_s" not in anchor
 
 
 def test_bench_realistic_names_a_failing_ns3_program(tmp_path: Path) -> None:
-    """A side-by-side ns-3 run that fails stops the bench with ns-3's own words, not a traceback."""
+    """A side-by-side ns-3 run that fails is told with ns-3's own words, not a traceback, and the rest of
+    the bench goes on."""
     build = tmp_path / "anchors" / "ns3" / "build"
     build.mkdir(parents=True)
     (build / "ap_downlink").write_text("#!/bin/sh\necho 'no wifi module' >&2\nexit 3\n")
     (build / "ap_downlink").chmod(0o755)
     p = subprocess.run([*LASTHOP, "bench", "--realistic", "--repeat", "1", "--busy-seconds", "10", "--anchor-seconds", "1"],
                        capture_output=True, text=True, timeout=300, env={**os.environ, "LASTHOP_SHARED": str(tmp_path)})
-    assert p.returncode == 1, p.stderr
-    assert "ap_downlink failed (exit 3): no wifi module" in p.stderr and "Traceback" not in p.stderr
+    assert p.returncode == 0, p.stderr
+    assert "ap_downlink failed (exit 3: no wifi module)" in p.stderr and "Traceback" not in p.stderr
+    assert "busy_bss.toml (10 s)" in p.stdout
 
 
 @pytest.mark.parametrize("args", [["bench", "--scenario", "nope"], ["bench", "--n", "0"], ["validate", "nope"]])

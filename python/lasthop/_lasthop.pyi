@@ -1,7 +1,7 @@
 """Typed stubs of the native module ``lasthop._lasthop`` (crates/lasthop-py/src/lib.rs).
 
 The module converts (scenario JSON in, plain Python objects and little-endian column buffers out) and
-writes the tables of a run streamed to a directory.
+writes the tables of a run streamed to a directory, and every run's ``flows.parquet``.
 Use the ``lasthop`` package API instead of calling it directly.
 """
 
@@ -74,6 +74,7 @@ _FlowSummary = TypedDict(
         "frozen_ratio": float | None,
         "fps_mean": float | None,
         "fps_under_10_ratio": float | None,
+        "percentiles_exact": bool,
     },
 )
 
@@ -194,8 +195,8 @@ def write_flows(path: str | os.PathLike[str], rows: FlowRows, pandas_version: st
     synced). OSError names the file."""
 
 def flow_dtypes() -> list[tuple[str, str]]:
-    """``flows.parquet``'s columns in order, each with the pandas dtype it reads back as (``str``,
-    ``int64``, ``Int64``, ``float64``, ``bool``)."""
+    """``flows.parquet``'s columns in order, each with the pandas dtype it reads back as (``str``, which
+    pandas 2 makes ``object``; ``int64``, ``Int64``, ``float64``, ``bool``)."""
 
 # -- validation and benchmark helpers (802.11 model) ------------------------------------------------------
 

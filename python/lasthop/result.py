@@ -81,7 +81,8 @@ class RunResult:
     def flows(self) -> pd.DataFrame:
         """One row per flow (the columns of ``flows.parquet``, typed whichever values are missing:
         counts ``int64``, counts a flow may lack nullable ``Int64``, metrics ``float64`` with NaN, names
-        ``str``), built on first access."""
+        ``str``, ``object`` under pandas 2), built on first access. A copy to change: :meth:`save` writes
+        the flows as the run produced them."""
         if callable(self._flows):
             self._flows = self._flows()
         return self._flows
@@ -161,7 +162,8 @@ class RunResult:
 
     def __repr__(self) -> str:
         name = self.summary["scenario"].get("name") or "scenario"
-        return f"<RunResult {name!r} seed={self.seed} flows={len(self.flows)} events={self.summary['events']}>"
+        flows = len(self.summary["metrics"]["flows"])
+        return f"<RunResult {name!r} seed={self.seed} flows={flows} events={self.summary['events']}>"
 
     # -- building from the core -----------------------------------------------------------------------
 
@@ -197,7 +199,9 @@ class RunResult:
 
         An existing ``summary.json`` there is removed first, so the directory never looks complete
         while it mixes files of two runs. Returns the directory. A result streamed to a directory
-        (``lasthop.run(..., out=)``) copies its packet file rather than reading it into memory.
+        (``lasthop.run(..., out=)``) or loaded copies its table files rather than reading them into
+        memory, and ``flows.parquet`` is always written from the core's rows (or copied): the tables are
+        saved as the run produced them, not as changed in memory.
         """
         import shutil
 

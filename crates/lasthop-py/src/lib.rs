@@ -358,8 +358,8 @@ impl PySim {
     }
 }
 
-/// A run's rows of `flows.parquet` as the core made them, kept by its result until it is saved (a round
-/// trip through JSON text would not give back every float exactly).
+/// A run's rows of `flows.parquet` as the core made them, kept by its result until it is saved, so that
+/// the core writes the file from them without going through Python.
 #[pyclass(frozen, module = "lasthop._lasthop")]
 pub(crate) struct FlowRows(Vec<lasthop_core::stats::FlowSummary>);
 

@@ -264,8 +264,8 @@ pub(crate) fn write_flows(path: &Path, flows: &[FlowSummary], pandas_version: &s
     table.close(true)
 }
 
-/// `flows.parquet`'s columns and the pandas dtype each reads back as (`str`, `int64`, `Int64`, `float64`,
-/// `bool`): what the in-memory flows table is built with, so that it equals the one read from the file.
+/// `flows.parquet`'s columns and the pandas dtype each reads back as (`str`, which pandas 2 makes
+/// `object`; `int64`, `Int64`, `float64`, `bool`): what the in-memory flows table is built with, so that it equals the one read from the file.
 pub(crate) fn flow_dtypes() -> Vec<(&'static str, &'static str)> {
     FlowSummary::default()
         .fields()
