@@ -39,12 +39,19 @@ pub struct Pipe {
     /// Packets serialized and on their way, in the order they arrive.
     pub propagating: std::collections::VecDeque<Packet>,
     pub busy_ns: u64,
+    /// The end of the serialization under way when its packet already propagates ([`Pipe::send`]):
+    /// the next packet starts then.
+    pub busy_until: SimTime,
+    /// When an end-of-serialization event without a packet in service is pending (to start a queued
+    /// packet at [`Pipe::busy_until`]).
+    pub wake_at: Option<SimTime>,
 }
 
 impl Pipe {
     pub fn new(name: String, queue: AnyQueue, server: Server, delay: SimDuration, target: PipeTarget, last_hop: bool) -> Self {
         let (stage_enq, stage_tx) = if last_hop { (Stage::QdiscEnq, Stage::QdiscDeq) } else { (Stage::WiredEnq, Stage::WiredTx) };
-        Pipe { name, queue, server, delay, target, stage_enq, stage_tx, is_last_hop: last_hop, in_service: None, propagating: Default::default(), busy_ns: 0 }
+        Pipe { name, queue, server, delay, target, stage_enq, stage_tx, is_last_hop: last_hop, in_service: None, propagating: Default::default(), busy_ns: 0,
+               busy_until: SimTime::ZERO, wake_at: None }
     }
 
     /// Queues a packet; `Err` if the queue refused it.
@@ -54,7 +61,7 @@ impl Pipe {
 
     /// If idle, takes the next packet into service and returns it with its serialization end time.
     pub fn start_next(&mut self, now: SimTime, drops: &mut Vec<Dropped>) -> Option<(Packet, SimTime)> {
-        if self.in_service.is_some() {
+        if self.in_service.is_some() || now < self.busy_until {
             return None;
         }
         let p = self.queue.dequeue(now, drops)?;
@@ -62,6 +69,15 @@ impl Pipe {
         self.busy_ns += (end - now).as_ns();
         self.in_service = Some(p);
         Some((p, end))
+    }
+
+    /// Sends the packet just taken into service ([`Pipe::start_next`]) at once: it propagates from the
+    /// end of its serialization, `end`, and the pipe takes its next packet then. For a pipe whose end of
+    /// serialization nobody observes, this spares that event (one of three per packet on a wired hop).
+    pub fn send(&mut self, end: SimTime) {
+        let p = self.in_service.take().expect("send called on an idle pipe");
+        self.busy_until = end;
+        self.propagating.push_back(p);
     }
 
     /// Ends the current serialization: the packet starts propagating, and is returned (a copy).

@@ -214,9 +214,30 @@ impl World {
             if p.is_last_hop {
                 self.log.stamp_first(pkt.id, Stage::AirStart, now);
             }
-            self.q.schedule(end, Event::PipeTxEnd { pipe });
+            if self.mechs.is_empty() || self.mechs_of_pipe(pipe).is_empty() {
+                // Nothing observes the end of this serialization: the packet propagates from `end`
+                // at once, and the pipe is woken at `end` only if a packet waits for it then.
+                let p = &mut self.pipes[pipe as usize];
+                p.send(end);
+                if p.is_last_hop && end <= self.end {
+                    self.log.stamp(pkt.id, Stage::AirEnd, end);
+                }
+                self.q.schedule(end + p.delay, Event::PipeArrive { pipe });
+                if p.queue.len_packets() > 0 && p.wake_at != Some(end) {
+                    p.wake_at = Some(end);
+                    self.q.schedule(end, Event::PipeTxEnd { pipe });
+                }
+            } else {
+                self.q.schedule(end, Event::PipeTxEnd { pipe });
+            }
             if !self.mechs.is_empty() {
                 self.mech_pipe_start(now, pipe, &pkt);
+            }
+        } else {
+            let p = &mut self.pipes[pipe as usize];
+            if p.in_service.is_none() && now < p.busy_until && p.wake_at != Some(p.busy_until) && p.queue.len_packets() > 0 {
+                p.wake_at = Some(p.busy_until);
+                self.q.schedule(p.busy_until, Event::PipeTxEnd { pipe });
             }
         }
         while let Some(d) = self.drops.pop() {
@@ -226,6 +247,13 @@ impl World {
 
     fn on_pipe_tx_end(&mut self, now: SimTime, pipe: u32) {
         let p = &mut self.pipes[pipe as usize];
+        if p.in_service.is_none() {
+            // A wake-up: the packet already propagates ([`Pipe::send`]); the next one starts now.
+            if p.wake_at == Some(now) {
+                p.wake_at = None;
+            }
+            return self.kick_pipe(now, pipe);
+        }
         let pkt = p.finish();
         if p.is_last_hop {
             self.log.stamp(pkt.id, Stage::AirEnd, now);
