@@ -528,8 +528,7 @@ def _flows_frame(flows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     """The flows table from the core's rows, with the dtypes ``flows.parquet`` reads back as."""
     import pandas as pd
 
-    return pd.DataFrame({name: pd.Series([f[name] for f in flows], dtype=str if dtype == "str" else dtype)
-                         for name, dtype in _lasthop.flow_dtypes()})
+    return pd.DataFrame({name: pd.Series([f[name] for f in flows], dtype=dtype) for name, dtype in _lasthop.flow_dtypes()})
 
 
 def _empty_series(columns: Mapping[str, str]) -> pd.DataFrame:

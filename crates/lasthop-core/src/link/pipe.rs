@@ -2,7 +2,9 @@
 //!
 //! The pipe is a state machine driven by the world: `offer` a packet; when the serializer is idle the
 //! world calls `start_next` and schedules the end of serialization; on that event it calls `finish` and
-//! schedules the arrival `delay` later. The packets propagating wait in the pipe itself
+//! schedules the arrival `delay` later. Where no mechanism observes that end, the world calls `send`
+//! instead: the packet propagates from its end at once, and the pipe takes its next packet at
+//! `busy_until` (an end-of-serialization event without a packet, only when one waits). The packets propagating wait in the pipe itself
 //! ([`Pipe::propagating`]), not in their arrival events: the delay is the same for all, so they arrive
 //! in the order they finished, and an event that carried a whole packet made every event of the run
 //! as large (the ns-3 anchor's engine time × 0.94 without).

@@ -214,7 +214,7 @@ impl World {
             if p.is_last_hop {
                 self.log.stamp_first(pkt.id, Stage::AirStart, now);
             }
-            if self.mechs.is_empty() || self.mechs_of_pipe(pipe).is_empty() {
+            if self.mechs_of_pipe(pipe).is_empty() {
                 // Nothing observes the end of this serialization: the packet propagates from `end`
                 // at once, and the pipe is woken at `end` only if a packet waits for it then.
                 let p = &mut self.pipes[pipe as usize];
@@ -223,10 +223,7 @@ impl World {
                     self.log.stamp(pkt.id, Stage::AirEnd, end);
                 }
                 self.q.schedule(end + p.delay, Event::PipeArrive { pipe });
-                if p.queue.len_packets() > 0 && p.wake_at != Some(end) {
-                    p.wake_at = Some(end);
-                    self.q.schedule(end, Event::PipeTxEnd { pipe });
-                }
+                self.wake_when_free(pipe);
             } else {
                 self.q.schedule(end, Event::PipeTxEnd { pipe });
             }
@@ -234,14 +231,23 @@ impl World {
                 self.mech_pipe_start(now, pipe, &pkt);
             }
         } else {
-            let p = &mut self.pipes[pipe as usize];
-            if p.in_service.is_none() && now < p.busy_until && p.wake_at != Some(p.busy_until) && p.queue.len_packets() > 0 {
-                p.wake_at = Some(p.busy_until);
-                self.q.schedule(p.busy_until, Event::PipeTxEnd { pipe });
+            let p = &self.pipes[pipe as usize];
+            if p.in_service.is_none() && now < p.busy_until {
+                self.wake_when_free(pipe);
             }
         }
         while let Some(d) = self.drops.pop() {
             self.dropped(now, d);
+        }
+    }
+
+    /// Wakes `pipe` when its serializer frees ([`Pipe::busy_until`]) if a packet waits for it then: once
+    /// per instant.
+    fn wake_when_free(&mut self, pipe: u32) {
+        let p = &mut self.pipes[pipe as usize];
+        if p.queue.len_packets() > 0 && p.wake_at != Some(p.busy_until) {
+            p.wake_at = Some(p.busy_until);
+            self.q.schedule(p.busy_until, Event::PipeTxEnd { pipe });
         }
     }
 
