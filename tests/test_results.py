@@ -271,7 +271,7 @@ def test_the_flows_table_has_one_schema_whatever_flows_a_run_has(tmp_path: Path)
 def test_a_streamed_run_needs_neither_pandas_nor_pyarrow(tmp_path: Path) -> None:
     """``lasthop run`` writes every table in the core, so neither it nor ``lasthop.run(..., out=)``
     imports pandas, pyarrow or numpy (their imports took a third of the ns-3 anchor's wall time); the
-    tables are read when asked for."""
+    tables are read when asked for. Nor does the CLI import :mod:`importlib.metadata` (40–90 ms)."""
     import subprocess
     import sys
 
@@ -290,8 +290,19 @@ def test_a_streamed_run_needs_neither_pandas_nor_pyarrow(tmp_path: Path) -> None
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
-    assert not imported & {"pandas", "pyarrow", "numpy"}, sorted(imported & {"pandas", "pyarrow", "numpy"})
+    heavy = {"pandas", "pyarrow", "numpy", "importlib.metadata"}
+    assert not imported & heavy, sorted(imported & heavy)
     assert (tmp_path / "cli" / "summary.json").exists()
+
+
+def test_the_tables_name_the_installed_pandas() -> None:
+    """The pandas version the core writes into the tables' metadata, read from its distribution's
+    directory name, is the one :mod:`importlib.metadata` reads."""
+    import importlib.metadata
+
+    from lasthop.result import pandas_version
+
+    assert pandas_version() == importlib.metadata.version("pandas")
 
 
 def test_a_streamed_run_with_unnamed_flows(tmp_path: Path) -> None:
