@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import shutil
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +94,12 @@ def command(scenario: Path, seed: int | None, out: Path | None, variant: str | N
 
     from lasthop.runner import run
 
+    # The summary's printer (rich: ≈ 60 ms to import) loads while the engine runs, which releases the
+    # GIL; the import below then finds it loaded (or waits for it). Whole process on the ns-3 anchor's
+    # default window: A/B 0.93 (farm-bench -n 14).
+    printer = threading.Thread(target=importlib.import_module, args=("lasthop.commands._display",), daemon=True)
+    if not as_json:
+        printer.start()
     partial = out / ".pcap.partial"
     if pcap:
         shutil.rmtree(partial, ignore_errors=True)
@@ -105,6 +113,8 @@ def command(scenario: Path, seed: int | None, out: Path | None, variant: str | N
         raise LasthopError(f"cannot write the run directory {out}: {e.strerror or e}") from None
     finally:
         shutil.rmtree(partial, ignore_errors=True)
+        if printer.is_alive():  # a failed run exits without an import left half done
+            printer.join()
     if as_json:
         sys.stdout.write(result.summary_json())
         sys.stdout.flush()
