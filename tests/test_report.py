@@ -294,3 +294,26 @@ def test_what_actually_ran_per_variant(tmp_path: Path) -> None:
     ran = one.stdout.split("what ran")[1].splitlines()
     assert [line.split()[:4] for line in ran if line.startswith(" ap ") or line.startswith(" laptop ")] == [
         ["ap", "linux", "ap->laptop", "law"], ["ap", "linux", "ap->tv", "law"], ["laptop", "fifo", "laptop->ap", "minstrel_ht"]]
+
+
+def test_what_ran_shows_alike_links_and_stations_once() -> None:
+    """``lasthop run``'s ``what ran`` shows a run of three or more rows alike but for their node and
+    link (an AP's links to ten stations, the ten stations) as one row naming the first and last and
+    how many; two alike rows, and rows that differ in anything else, stay as they are."""
+    from lasthop.commands._display import collapse_alike
+
+    def row(node: str, link: str | None, role: str = "station", rc: str = "minstrel_ht", mech: str = "") -> dict:
+        return {"node": node, "role": role, "path": "fifo", "link": link, "rate_control": rc, "streams": 2,
+                "mechanisms": mech}
+
+    ap = [row("ap", f"ap->sta{i}", role="AP") for i in range(4)]
+    stations = [row(f"sta{i}", f"sta{i}->ap") for i in range(3)]
+    pair = [row("tv", "tv->ap", rc="fixed"), row("laptop", "laptop->ap", rc="fixed")]
+    odd = [row("sta9", "sta9->ap", mech="qair")]
+    shown = collapse_alike(ap + stations + pair + odd)
+    assert [(r["node"], r["link"]) for r in shown] == [
+        ("ap", "ap->sta0 … ap->sta3 (4)"), ("sta0 … sta2", "sta0->ap … sta2->ap (3)"),
+        ("tv", "tv->ap"), ("laptop", "laptop->ap"), ("sta9", "sta9->ap")]
+    assert shown[0]["role"] == "AP" and shown[1]["rate_control"] == "minstrel_ht" and shown[4]["mechanisms"] == "qair"
+    wired = [row(f"ap{i}", None, role="AP", mech="law") for i in range(3)]
+    assert collapse_alike(wired) == [{**wired[0], "node": "ap0 … ap2"}]

@@ -62,10 +62,39 @@ def setup_table(summary: dict[str, Any]) -> Table | None:
     t = Table(title="what ran", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     for col in ("node", "path", "link", "rate control", "streams", "mechanisms"):
         t.add_column(col, overflow="fold", justify="right" if col == "streams" else "left")
-    for r in rows:
+    for r in collapse_alike(rows):
         t.add_row(Text(r["node"]), Text(r["path"]), Text(r["link"] or "–"), Text(r["rate_control"] or "–"),
                   "–" if r["streams"] is None else str(r["streams"]), Text(r["mechanisms"] or "–"))
     return t
+
+
+ALIKE_RUN = 3
+"""Consecutive rows of ``what ran`` alike but for their node and link are shown as one from this many on."""
+
+
+def collapse_alike(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``rows`` (:func:`~lasthop.result.setup_rows`) with each run of at least :data:`ALIKE_RUN`
+    consecutive rows that differ only in their node and link (an AP's links to its stations, the
+    stations of a BSS) shown as one: ``ap->sta0 … ap->sta9 (10)``, ``sta0 … sta9``. The run directory
+    and the report keep every row."""
+    def key(r: dict[str, Any]) -> tuple[Any, ...]:
+        return r["role"], r["path"], r["rate_control"], r["streams"], r["mechanisms"], r["link"] is None
+
+    out: list[dict[str, Any]] = []
+    i = 0
+    while i < len(rows):
+        j = i + 1
+        while j < len(rows) and key(rows[j]) == key(rows[i]):
+            j += 1
+        if j - i < ALIKE_RUN:
+            out += rows[i:j]
+        else:
+            first, last = rows[i], rows[j - 1]
+            nodes = {r["node"] for r in rows[i:j]}
+            out.append({**first, "node": first["node"] if len(nodes) == 1 else f"{first['node']} … {last['node']}",
+                        "link": first["link"] and f"{first['link']} … {last['link']} ({j - i})"})
+        i = j
+    return out
 
 
 def console() -> Console:
