@@ -1,4 +1,7 @@
-//! An indexed binary min-heap keyed by `(SimTime, seq)`.
+//! An indexed binary min-heap keyed by `(SimTime, seq)`, with the earliest event kept beside it when it
+//! was scheduled ahead of every other: most events of a packet's path (its arrival over a wire, the next
+//! step of an exchange) are due before anything pending, and then neither climb the heap nor sift it
+//! when they fire.
 
 use crate::time::SimTime;
 
@@ -55,12 +58,16 @@ pub struct EventQueue<E> {
     free: Vec<u32>,
     /// Binary min-heap on (time, seq).
     heap: Vec<Entry>,
+    /// An entry before every entry of `heap` (its slot's position is [`FRONT`]); it fires first.
+    front: Option<Entry>,
     next_seq: u64,
     now: SimTime,
     popped: u64,
 }
 
 const FREE: u32 = u32::MAX;
+/// The position of the slot whose entry is [`EventQueue::front`].
+const FRONT: u32 = u32::MAX - 1;
 /// The sequence-number range of [`EventQueue::schedule_after_instant`].
 const LATE: u64 = 1 << 63;
 
@@ -72,7 +79,7 @@ impl<E> Default for EventQueue<E> {
 
 impl<E> EventQueue<E> {
     pub fn new() -> Self {
-        EventQueue { slots: Vec::new(), free: Vec::new(), heap: Vec::new(), next_seq: 0, now: SimTime::ZERO, popped: 0 }
+        EventQueue { slots: Vec::new(), free: Vec::new(), heap: Vec::new(), front: None, next_seq: 0, now: SimTime::ZERO, popped: 0 }
     }
 
     /// The time of the last popped event (the simulation clock).
@@ -94,15 +101,20 @@ impl<E> EventQueue<E> {
 
     /// Number of pending events.
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() + self.front.is_some() as usize
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.front.is_none() && self.heap.is_empty()
     }
 
     /// Schedules `event` at `time`. Scheduling in the past is a model bug.
     pub fn schedule(&mut self, time: SimTime, event: E) -> TimerId {
+        self.schedule_keyed(time, event, 0)
+    }
+
+    /// Schedules `event` at `time` with `late` ([`LATE`] or 0) in its key.
+    fn schedule_keyed(&mut self, time: SimTime, event: E, late: u64) -> TimerId {
         assert!(time >= self.now, "event scheduled in the past: {time} < {}", self.now);
         let seq = self.next_seq;
         assert!(seq < SEQ_LIMIT, "more than {SEQ_LIMIT} events in one run");
@@ -118,9 +130,32 @@ impl<E> EventQueue<E> {
                 s
             }
         };
-        self.heap.push(Entry::new(time, seq, slot));
-        self.sift_up(self.heap.len() - 1);
+        let mut e = Entry::new(time, seq, slot);
+        e.key |= late;
+        self.insert(e);
         TimerId { slot, gen: self.slots[slot as usize].gen }
+    }
+
+    /// Puts `e` in front when it comes before every pending entry (the one in front, if any, then goes
+    /// into the heap), else into the heap.
+    fn insert(&mut self, e: Entry) {
+        let first = match &self.front {
+            Some(f) => e.before(f),
+            None => self.heap.first().is_none_or(|h| e.before(h)),
+        };
+        if first {
+            if let Some(f) = self.front.replace(e) {
+                self.push_heap(f);
+            }
+            self.slots[e.slot() as usize].pos = FRONT;
+        } else {
+            self.push_heap(e);
+        }
+    }
+
+    fn push_heap(&mut self, e: Entry) {
+        self.heap.push(e);
+        self.sift_up(self.heap.len() - 1);
     }
 
     /// Schedules `event` at `time` after every other event of that instant, whenever scheduled (its
@@ -128,11 +163,7 @@ impl<E> EventQueue<E> {
     /// themselves. For a run-time command, which must act once the instant's events have run, as a
     /// command given to a stepped run does.
     pub fn schedule_after_instant(&mut self, time: SimTime, event: E) -> TimerId {
-        let id = self.schedule(time, event);
-        let pos = self.slots[id.slot as usize].pos as usize;
-        self.heap[pos].key |= LATE;
-        self.sift_down(pos, self.heap[pos]);
-        id
+        self.schedule_keyed(time, event, LATE)
     }
 
     /// Whether `id` is still pending.
@@ -142,7 +173,15 @@ impl<E> EventQueue<E> {
 
     /// The time `id` will fire, if still pending.
     pub fn deadline(&self, id: TimerId) -> Option<SimTime> {
-        self.is_pending(id).then(|| self.heap[self.slots[id.slot as usize].pos as usize].time)
+        self.is_pending(id).then(|| self.entry(self.slots[id.slot as usize].pos).time)
+    }
+
+    fn entry(&self, pos: u32) -> Entry {
+        if pos == FRONT {
+            self.front.expect("an entry in front")
+        } else {
+            self.heap[pos as usize]
+        }
     }
 
     /// Cancels a pending event and returns it; `None` if it already fired or was cancelled.
@@ -150,15 +189,17 @@ impl<E> EventQueue<E> {
         if !self.is_pending(id) {
             return None;
         }
-        let pos = self.slots[id.slot as usize].pos as usize;
-        self.remove_at(pos);
+        match self.slots[id.slot as usize].pos {
+            FRONT => self.front = None,
+            pos => self.remove_at(pos as usize),
+        }
         Some(self.release(id.slot))
     }
 
     /// Time of the earliest pending event.
     #[inline]
     pub fn peek_time(&self) -> Option<SimTime> {
-        self.heap.first().map(|e| e.time)
+        self.front.as_ref().or(self.heap.first()).map(|e| e.time)
     }
 
     /// Moves the clock forward to `t` without an event (an open loop's caller advancing to a time when
@@ -170,11 +211,17 @@ impl<E> EventQueue<E> {
 
     /// Removes the earliest event and advances the clock to its time.
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
-        let top = *self.heap.first()?;
-        let last = self.heap.pop().expect("not empty");
-        if !self.heap.is_empty() {
-            self.sift_down(0, last);
-        }
+        let top = match self.front.take() {
+            Some(f) => f,
+            None => {
+                let top = *self.heap.first()?;
+                let last = self.heap.pop().expect("not empty");
+                if !self.heap.is_empty() {
+                    self.sift_down(0, last);
+                }
+                top
+            }
+        };
         self.now = top.time;
         self.popped += 1;
         Some((top.time, self.release(top.slot())))
@@ -319,6 +366,42 @@ mod tests {
                 got.push((t.as_ns(), s));
             }
             prop_assert_eq!(got, expected);
+        }
+
+        /// Schedules (some after their instant), cancels and pops interleaved, with events due now,
+        /// soon and later (so that the entry kept in front changes hands every way): the queue agrees
+        /// with a sorted list at every step, in order, length, next time and deadlines.
+        #[test]
+        fn interleaved_operations_match_a_sorted_list(ops in proptest::collection::vec((0u8..4, 0u64..6, any::<usize>()), 1..400)) {
+            let mut q = EventQueue::new();
+            // (time, late, seq, id) of each pending event.
+            let mut model: Vec<(u64, bool, u64, TimerId)> = Vec::new();
+            for (seq, (op, dt, pick)) in ops.into_iter().enumerate() {
+                let t = q.now().as_ns() + dt;
+                match op {
+                    0 | 1 => {
+                        let late = op == 1;
+                        let id = if late { q.schedule_after_instant(SimTime::from_ns(t), seq as u64) } else { q.schedule(SimTime::from_ns(t), seq as u64) };
+                        model.push((t, late, seq as u64, id));
+                    }
+                    2 if !model.is_empty() => {
+                        let (_, _, s, id) = model.remove(pick % model.len());
+                        prop_assert_eq!(q.cancel(id), Some(s));
+                        prop_assert_eq!(q.cancel(id), None);
+                    }
+                    _ => {
+                        model.sort_by_key(|m| (m.0, m.1, m.2));
+                        let want = (!model.is_empty()).then(|| model.remove(0));
+                        prop_assert_eq!(q.pop(), want.map(|(t, _, s, _)| (SimTime::from_ns(t), s)));
+                    }
+                }
+                model.sort_by_key(|m| (m.0, m.1, m.2));
+                prop_assert_eq!(q.len(), model.len());
+                prop_assert_eq!(q.peek_time(), model.first().map(|m| SimTime::from_ns(m.0)));
+                for &(t, _, _, id) in &model {
+                    prop_assert_eq!(q.deadline(id), Some(SimTime::from_ns(t)));
+                }
+            }
         }
     }
 }
