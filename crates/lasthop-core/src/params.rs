@@ -9,6 +9,19 @@ pub struct ParamError {
     pub reason: &'static str,
 }
 
+impl ParamError {
+    /// The error of a [`crate::queue::codel::CodelParams`] nested as a qdisc's `codel` table, named at
+    /// its key there (`codel.interval_us`).
+    pub(crate) fn in_codel(self) -> ParamError {
+        let field = match self.field {
+            "interval_us" => "codel.interval_us",
+            "target_us" => "codel.target_us",
+            other => other,
+        };
+        ParamError { field, ..self }
+    }
+}
+
 /// `Err` naming `field` unless `ok`.
 pub(crate) fn check(ok: bool, field: &'static str, reason: &'static str) -> Result<(), ParamError> {
     if ok {

@@ -258,6 +258,13 @@ impl ChannelModel {
                     if i > 0 && w.0 <= points[i - 1].0 {
                         return Err(("points", format!("point {i}: times must increase")));
                     }
+                    // As a fixed SNR and a run-time `snr_db` are: what a radio can see.
+                    if !SNR_RANGE_DB.contains(&w.1) {
+                        return Err(("points", format!("point {i}: the SNR must be in {}..={} dB, got {}", SNR_RANGE_DB.start(), SNR_RANGE_DB.end(), crate::scenario::shown(w.1))));
+                    }
+                    if w.0 > crate::scenario::MAX_TIME_S {
+                        return Err(("points", format!("point {i}: the time must be at most 1e9 s, got {:e}", w.0)));
+                    }
                 }
                 fading
             }

@@ -330,7 +330,7 @@ impl Default for CodelQdiscParams {
 impl CodelQdiscParams {
     pub fn validate(&self) -> Result<(), ParamError> {
         check(self.limit > 0, "limit", "must be > 0")?;
-        self.codel.validate()
+        self.codel.validate().map_err(ParamError::in_codel)
     }
 }
 

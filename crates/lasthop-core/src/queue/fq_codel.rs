@@ -65,7 +65,7 @@ impl FqCodelParams {
         check(self.quantum >= 256, "quantum", "must be ≥ 256 (Linux raises smaller values to 256)")?;
         check(self.drop_batch >= 1, "drop_batch", "must be ≥ 1")?;
         self.fq_params().validate()?;
-        self.codel.validate()
+        self.codel.validate().map_err(ParamError::in_codel)
     }
 
     fn fq_params(&self) -> FqParams {

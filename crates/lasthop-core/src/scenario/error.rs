@@ -3,6 +3,16 @@
 
 use std::fmt;
 
+/// `v` as an error message shows it: as written for everyday magnitudes, in exponent form when it is
+/// huge or tiny (Rust's `{}` writes 1e300 with all its 301 digits).
+pub fn shown(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() || (1e-4..1e15).contains(&v.abs()) {
+        format!("{v}")
+    } else {
+        format!("{v:e}")
+    }
+}
+
 /// One step of a location path.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(untagged)]

@@ -15,9 +15,9 @@ mod types;
 mod validate;
 mod validate_wifi;
 
-pub use error::{Loc, LocItem, ScenarioError, ScenarioIssue};
+pub use error::{shown, Loc, LocItem, ScenarioError, ScenarioIssue};
 pub use types::*;
-pub use validate::validate;
+pub use validate::{validate, MAX_RATE_MBPS, MAX_TIME_S};
 
 use std::path::Path;
 

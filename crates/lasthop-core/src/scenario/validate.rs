@@ -15,14 +15,14 @@ impl Issues {
     }
     pub(crate) fn positive(&mut self, loc: Loc, v: f64) {
         if !(v.is_finite() && v > 0.0) {
-            self.push(loc, format!("must be a positive number, got {v}"), json!(v));
+            self.push(loc, format!("must be a positive number, got {}", super::shown(v)), json!(v));
         } else {
             self.representable(loc, v, true);
         }
     }
     pub(crate) fn non_negative(&mut self, loc: Loc, v: f64) {
         if !(v.is_finite() && v >= 0.0) {
-            self.push(loc, format!("must be zero or positive, got {v}"), json!(v));
+            self.push(loc, format!("must be zero or positive, got {}", super::shown(v)), json!(v));
         } else {
             self.representable(loc, v, false);
         }
@@ -67,13 +67,18 @@ pub fn validate(sc: &Scenario) -> Result<(), ScenarioError> {
     is.positive(root.key("duration_s"), sc.duration_s);
     is.non_negative(root.key("warmup_s"), sc.warmup_s);
     if sc.warmup_s.is_finite() && sc.duration_s.is_finite() && sc.warmup_s >= sc.duration_s && sc.duration_s > 0.0 {
-        is.push(root.key("warmup_s"), format!("must be shorter than duration_s ({})", sc.duration_s), json!(sc.warmup_s));
+        is.push(root.key("warmup_s"), format!("must be shorter than duration_s ({})", super::shown(sc.duration_s)), json!(sc.warmup_s));
     }
     let names = check_nodes(sc, &mut is);
     super::validate_wifi::check_bands(sc, &mut is);
     super::validate_wifi::check_hidden(sc, &mut is);
     for (i, l) in sc.links.iter().enumerate() {
         check_link(l, &root.key("links").index(i), &names, &mut is);
+        // Routes take one link between two nodes: a second one was silently the one that carried traffic.
+        let ends = |l: &WiredLink| if l.a <= l.b { (l.a.clone(), l.b.clone()) } else { (l.b.clone(), l.a.clone()) };
+        if let Some(j) = sc.links[..i].iter().position(|o| ends(o) == ends(l)) {
+            is.push(root.key("links").index(i), format!("'{}' and '{}' are joined already (links[{j}]): one link between two nodes", l.a, l.b), json!(null));
+        }
     }
     let flow_names = sc.flow_names();
     for (i, f) in sc.flows.iter().enumerate() {
@@ -335,7 +340,9 @@ pub(crate) fn check_queue(q: &QueueConfig, loc: &Loc, is: &mut Issues) {
 
 fn param_issue(r: Result<(), crate::queue::ParamError>, loc: &Loc, is: &mut Issues) {
     if let Err(e) = r {
-        is.push(loc.key(e.field), e.reason, json!(null));
+        // A nested parameter's field names its table: `codel.interval_us`.
+        let at = e.field.split('.').fold(loc.clone(), |l, k| l.key(k));
+        is.push(at, e.reason, json!(null));
     }
 }
 
@@ -435,7 +442,7 @@ fn check_flow_common(sc: &Scenario, c: FlowCommon<'_>, loc: &Loc, names: &BTreeM
     }
     if let Some(stop) = c.stop_s {
         if !(stop.is_finite() && stop > c.start_s) {
-            is.push(loc.key("stop_s"), format!("must be after start_s ({})", c.start_s), json!(stop));
+            is.push(loc.key("stop_s"), format!("must be after start_s ({})", super::shown(c.start_s)), json!(stop));
         } else {
             is.non_negative(loc.key("stop_s"), stop);
         }

@@ -43,8 +43,15 @@ fn check_law(w: &WifiConfig, law: &crate::mech::law::LawParams, loc: &Loc, is: &
 /// A Wi-Fi last hop at `loc`, of an AP that runs Law with `law` (if it does).
 pub(crate) fn check_wifi(w: &WifiConfig, law: Option<&crate::mech::law::LawParams>, loc: &Loc, is: &mut Issues) {
     let bss_rc = crate::mac::config::default_rate_control(w);
-    if let Err(e) = fixed_txvector(w, &bss_rc) {
-        is.push(loc.key("rate_control"), e.to_string(), json!(null));
+    match fixed_txvector(w, &bss_rc) {
+        Err(e) => is.push(loc.key("rate_control"), e.to_string(), json!(null)),
+        // The BSS's radios have max_nss streams: a fixed rate needing more ran on streams they lack.
+        Ok(txv) if matches!(bss_rc, RateControlConfig::Fixed { .. }) && (1..=8).contains(&w.max_nss) && txv.nss > w.max_nss => is.push(
+            loc.key("rate_control"),
+            format!("the fixed rate needs {} spatial streams; the BSS has {} (max_nss)", txv.nss, w.max_nss),
+            json!(null),
+        ),
+        Ok(_) => {}
     }
     let (ap_path, _) = crate::mac::config::default_paths(w);
     match law {

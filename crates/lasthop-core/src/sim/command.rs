@@ -69,7 +69,7 @@ fn number(set: &Map<String, Value>, key: &str, ok: impl Fn(f64) -> bool, want: &
         None => Ok(None),
         Some(v) => match v.as_f64() {
             Some(x) if ok(x) => Ok(Some(x)),
-            _ => Err((Some(key.into()), format!("must be {want}, got {v}"))),
+            _ => Err((Some(key.into()), format!("must be {want}, got {}", v.as_f64().map_or_else(|| v.to_string(), crate::scenario::shown)))),
         },
     }
 }
@@ -117,8 +117,13 @@ fn resolve_flow(sc: &Scenario, name: &str, set: &Map<String, Value>) -> Result<T
     }
     only(set, &["rate_mbps"])?;
     let rate = positive(set, "rate_mbps")?.expect("only key");
+    // The scenario's own bounds for a rate (1 bit/s to 1 Tbit/s): a faster source floods the run's
+    // memory with packets.
+    if rate > crate::scenario::MAX_RATE_MBPS {
+        return Err((Some("rate_mbps".into()), format!("must be at most 1e6 Mbit/s (1 Tbit/s), got {rate:e}")));
+    }
     if crate::units::BitRate::from_mbps_f64(rate).is_none() {
-        return Err((Some("rate_mbps".into()), format!("{rate} Mbit/s is too large")));
+        return Err((Some("rate_mbps".into()), format!("must be at least 1 bit/s (1e-6 Mbit/s), got {rate:e}")));
     }
     Ok(Target::FlowRate(i as u32, rate))
 }

@@ -8,6 +8,7 @@
 //!
 //! Blank lines and lines starting with `#` are skipped in the two-column formats.
 
+use crate::scenario::{MAX_RATE_MBPS, MAX_TIME_S};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -34,8 +35,9 @@ fn read(path: &Path) -> Result<String, TraceError> {
     std::fs::read_to_string(path).map_err(|e| TraceError { path: path.to_path_buf(), line: 0, reason: format!("cannot read: {e}") })
 }
 
-/// Parses `TIME VALUE` lines with strictly increasing, non-negative times. `what` names the value.
-fn two_columns(path: &Path, text: &str, what: &str, value_ok: impl Fn(f64) -> bool) -> Result<Vec<(f64, f64)>, TraceError> {
+/// Parses `TIME VALUE` lines with strictly increasing, non-negative times. `what` names the value,
+/// `rule` says what `value_ok` asks of it.
+fn two_columns(path: &Path, text: &str, what: &str, rule: &str, value_ok: impl Fn(f64) -> bool) -> Result<Vec<(f64, f64)>, TraceError> {
     let err = |line: usize, reason: String| TraceError { path: path.to_path_buf(), line, reason };
     let mut out: Vec<(f64, f64)> = Vec::new();
     for (i, raw) in text.lines().enumerate() {
@@ -52,13 +54,16 @@ fn two_columns(path: &Path, text: &str, what: &str, value_ok: impl Fn(f64) -> bo
         if !t.is_finite() || t < 0.0 {
             return Err(err(i + 1, format!("time must be ≥ 0, got {t}")));
         }
+        if t > MAX_TIME_S {
+            return Err(err(i + 1, format!("time must be at most {MAX_TIME_S:e} s (about 31 years), got {t:e}")));
+        }
         if let Some(&(prev, _)) = out.last() {
             if t <= prev {
                 return Err(err(i + 1, format!("times must increase: {t} after {prev}")));
             }
         }
         if !value_ok(v) {
-            return Err(err(i + 1, format!("invalid {what} {v}")));
+            return Err(err(i + 1, format!("{what} must be {rule}, got {v:e}")));
         }
         out.push((t, v));
     }
@@ -77,7 +82,7 @@ pub struct RateTrace {
 /// Reads a pitree trace. Rates must be ≥ 0 and at least one must be positive.
 pub fn read_pitree(path: &Path) -> Result<RateTrace, TraceError> {
     let text = read(path)?;
-    let rows = two_columns(path, &text, "Mbps", |v| v.is_finite() && v >= 0.0)?;
+    let rows = two_columns(path, &text, "Mbps", "≥ 0 and at most 1e6 (1 Tbit/s)", |v| (0.0..=MAX_RATE_MBPS).contains(&v))?;
     if rows.iter().all(|&(_, v)| v == 0.0) {
         return Err(TraceError { path: path.to_path_buf(), line: 0, reason: "every rate is zero: nothing can ever be delivered".into() });
     }
@@ -101,6 +106,9 @@ pub fn read_mahimahi(path: &Path) -> Result<OpportunityTrace, TraceError> {
             continue;
         }
         let v: u64 = line.parse().map_err(|_| err(i + 1, format!("expected a millisecond timestamp (non-negative integer), got {line:?}")))?;
+        if v as f64 > MAX_TIME_S * 1e3 {
+            return Err(err(i + 1, format!("timestamps must be at most {:e} ms (about 31 years), got {v}", MAX_TIME_S * 1e3)));
+        }
         if ms.last().is_some_and(|&p| v < p) {
             return Err(err(i + 1, format!("timestamps must not decrease: {v} after {}", ms.last().unwrap())));
         }
@@ -118,7 +126,7 @@ pub fn read_mahimahi(path: &Path) -> Result<OpportunityTrace, TraceError> {
 /// Reads an SNR series (`time_s snr_db`).
 pub fn read_snr_series(path: &Path) -> Result<Vec<(f64, f64)>, TraceError> {
     let text = read(path)?;
-    two_columns(path, &text, "snr_db", |v| v.is_finite())
+    two_columns(path, &text, "snr_db", "a finite number", |v| v.is_finite())
 }
 
 /// Trace file formats a capacity-trace last hop accepts.
@@ -167,6 +175,38 @@ mod tests {
         assert!(read_pitree(&p).unwrap_err().reason.contains("increase"));
         let p = tmp("neg.pitree-trace", "0 -1\n");
         assert_eq!(read_pitree(&p).unwrap_err().line, 1);
+    }
+
+    /// Times and rates stay within what a scenario may name (1e9 s, 1 Tbit/s); a trace whose every rate
+    /// is below 1 bit/s, as read or once scaled, is refused: it can never deliver a packet (such a
+    /// trace made a 2-s run spin for ever), nor can a scale take a trace past 1 Tbit/s.
+    #[test]
+    fn traces_stay_within_the_engines_times_and_rates() {
+        let late = tmp("late.pitree-trace", "0 1\n1e300 1\n");
+        let e = read_pitree(&late).unwrap_err();
+        assert_eq!(e.line, 2);
+        assert!(e.reason.contains("at most 1e9 s"), "{e}");
+        let fast = tmp("fast.pitree-trace", "0 2e6\n");
+        assert!(read_pitree(&fast).unwrap_err().reason.contains("at most 1e6"), "fast");
+        let slow = tmp("slow.pitree-trace", "0.2 1e-7\n0.4 1e-7\n");
+        let e = crate::link::trace_server(slow.to_str().unwrap(), None, 1.0).expect_err("refused");
+        assert!(e.ends_with("every rate is below 1 bit/s: nothing can ever be delivered"), "{e}");
+        let ok = tmp("ok2.pitree-trace", "0.2 28.6\n0.4 0\n");
+        assert!(crate::link::trace_server(ok.to_str().unwrap(), None, 1.0).is_ok(), "an outage among rates is fine");
+        let e = crate::link::trace_server(ok.to_str().unwrap(), None, 1e-9).expect_err("refused");
+        assert!(e.contains("below 1 bit/s once scaled by 1e-9"), "{e}");
+        let e = crate::link::trace_server(ok.to_str().unwrap(), None, 1e20).expect_err("refused");
+        assert!(e.contains("above the engine's 1 Tbit/s"), "{e}");
+        let mahi = tmp("m.mahi", "1\n2\n");
+        assert!(crate::link::trace_server(mahi.to_str().unwrap(), None, 1.0).is_ok());
+        let e = crate::link::trace_server(mahi.to_str().unwrap(), None, 1e20).expect_err("refused");
+        assert!(e.contains("mean rate of") && e.contains("above the engine's 1 Tbit/s"), "{e}");
+        let e = read_mahimahi(&tmp("late.mahi", "1\n2000000000000000\n")).unwrap_err();
+        assert_eq!(e.line, 2);
+        // A missing file or a directory is named as such, not as a name that does not tell the format.
+        assert_eq!(crate::link::trace_server("no/such/file", None, 1.0).err().as_deref(), Some("no/such/file: no such file"));
+        let dir = late.parent().unwrap().to_str().unwrap().to_string();
+        assert_eq!(crate::link::trace_server(&dir, None, 1.0).err(), Some(format!("{dir}: is a directory, not a trace file")));
     }
 
     #[test]

@@ -149,7 +149,7 @@ impl LastPqParams {
 /// Whether a demand (`ms` at percentile `percentile`) is usable: positive, with a band (α_L·ld > l_GI).
 pub fn check_demand(c: &ControllerParams, ms: f64, percentile: f64) -> Result<(), (&'static str, String)> {
     if !(ms.is_finite() && ms > 0.0 && ms <= 1e4) {
-        return Err(("demand_ms", format!("must be a positive number of ms up to 10000, got {ms}")));
+        return Err(("demand_ms", format!("must be a positive number of ms up to 10000, got {}", crate::scenario::shown(ms))));
     }
     if !DelayController::band_exists(c, ms) {
         return Err(("demand_ms", format!("{ms} ms leaves no band: α_L·demand ({}) must exceed l_gi_ms ({})", c.alpha_l * ms, c.l_gi_ms)));
