@@ -38,6 +38,19 @@ CASES = [
     ("rate rounding to zero", toml_dumps(_edit(["links", 0, "rate_mbps"], 1e-300)),
      "links[0].rate_mbps: must be at least 1 bit/s"),
     ("station without its AP", toml_dumps(_edit(["aps"], [])), "aps: at least one access point is required"),
+    # Found by a new user's probe: accepted silently, or named at the wrong place.
+    ("a second link between two nodes", toml_dumps(_edit(["links"], [{"a": "server", "b": "ap", "rate_mbps": 10},
+                                                                     {"a": "ap", "b": "server", "rate_mbps": 20}])),
+     "links[1]: 'ap' and 'server' are joined already (links[0]): one link between two nodes"),
+    ("CoDel's parameters in their table", toml_dumps(_edit(["links", 0, "queue"], {"type": "fq_codel", "codel": {"interval_us": 0}})),
+     "links[0].queue.codel.interval_us: must be > 0"),
+    ("a fixed rate with more streams than the BSS", toml_dumps(_edit(["aps", 0, "last_hop"], {
+        "type": "wifi", "standard": "ht", "rate_control": {"type": "fixed", "mcs": 8}})),
+     "aps[0].last_hop.rate_control: the fixed rate needs 2 spatial streams; the BSS has 1 (max_nss)"),
+    ("a ramp's SNR", toml_dumps(_edit(["aps", 0, "last_hop"], {"type": "wifi"}) | {"stations": [
+        {"name": "laptop", "channel": {"type": "ramp", "points": [[0.2, 500], [0.5, 3]]}}, {"name": "phone"}]}),
+     "stations[0].channel.points: point 0: the SNR must be in -30..=100 dB, got 500"),
+    ("nested too deeply", "x = " + "[" * 5000 + "]" * 5000 + "\n", "bad.toml: nested too deeply to read"),
     # Issue 18: accepted before, meaningless.
     ("NaN names the file", toml_dumps(_edit(["flows", 0, "rate_mbps"], 1.0)).replace("rate_mbps = 1.0", "rate_mbps = nan", 1),
      "error: bad.toml: flows[0].rate_mbps: must be a finite number, got nan"),
@@ -95,6 +108,11 @@ def test_missing_scenario_file(tmp_path: Path) -> None:
     (["run", "small.toml", "--seed", "many"], "Invalid value for '--seed'"),
     (["run"], "Missing argument 'SCENARIO'"),
     (["frobnicate"], "No such command 'frobnicate'"),
+    # Found by a new user's probe: a traceback, and a flag of another bench silently ignored.
+    (["bench", "--seconds", "0"], "Invalid value for '--seconds'"),
+    (["bench", "--seconds", "nan"], "--seconds: must be a finite number of seconds, got nan"),
+    (["bench", "--busy-seconds", "5"], "--busy-seconds sizes the --realistic bench: add --realistic"),
+    (["bench", "--realistic", "--n", "5"], "--n picks a saturated scenario of the default bench, not of --realistic"),
 ])
 def test_bad_flags_exit_2(small: Path, args: list[str], expected: str) -> None:
     r = lasthop_cli(*args, cwd=small.parent)
@@ -135,3 +153,14 @@ def test_unwritable_out_fails_before_the_run(tmp_path: Path) -> None:
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert r.stderr.strip().splitlines()[-1].startswith("error: cannot write the run directory file/run"), r.stderr
     assert "running" not in r.stderr.splitlines()[-1]
+
+
+def test_captures_that_cannot_be_put_in_place_fail_before_the_run(tmp_path: Path) -> None:
+    """``--pcap`` with OUT/pcap a file: refused before the run, naming it (the run was written, with its
+    summary, and then the command failed, naming OUT)."""
+    (tmp_path / "s.toml").write_text(toml_dumps(small_scenario()), encoding="utf-8")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "pcap").write_text("a file")
+    r = lasthop_cli("run", "s.toml", "--out", "out", "--pcap", cwd=tmp_path)
+    assert r.returncode == 2 and "out/pcap exists and is not a directory" in r.stderr, r.stderr
+    assert not (tmp_path / "out" / "summary.json").exists()

@@ -268,6 +268,24 @@ def test_replay_refuses_a_simulated_run(tmp_path: Path, small: Path) -> None:
     assert r.returncode == 1 and "not an emulation's run directory" in r.stderr
 
 
+def test_replay_names_damaged_inputs(tmp_path: Path, small: Path) -> None:
+    """An emulation's run directory whose inputs.parquet is not Parquet, or lacks the inputs' columns:
+    an error naming the file, not a traceback (found by a new user's probe)."""
+    subprocess.run([sys.executable, "-m", "lasthop", "run", str(small), "--out", str(tmp_path / "emu")], check=True,
+                   capture_output=True, cwd=tmp_path)
+    summary = json.loads((tmp_path / "emu" / "summary.json").read_text())
+    summary["emulation"] = {"ended_at_ns": summary["sim_end_ns"]}
+    (tmp_path / "emu" / "summary.json").write_text(json.dumps(summary))
+    for content, expected in ((b"garbage", "inputs.parquet: cannot read"), (None, "inputs.parquet: not an emulation's inputs (no column t_ns")):
+        if content is None:
+            pd.DataFrame({"x": [1]}).to_parquet(tmp_path / "emu" / "inputs.parquet")
+        else:
+            (tmp_path / "emu" / "inputs.parquet").write_bytes(content)
+        r = subprocess.run([sys.executable, "-m", "lasthop", "replay", str(tmp_path / "emu")], capture_output=True,
+                           text=True, cwd=tmp_path)
+        assert r.returncode == 1 and expected in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
 def test_zhuge_holds_real_tcp_acks_read_in_the_clear(tmp_path: Path) -> None:
     """Zhuge at the AP treats an external flow as TCP: the real ACKs (headers parsed, bytes untouched)
     are held like modelled ones once its warm-up (3 s) is over, and the replay still matches."""

@@ -81,6 +81,13 @@ def test_a_sweep_runs_resumes_and_gathers_one_row_per_point_and_flow(tmp_path: P
     assert third.ran == [victim]
     assert _files(out / "runs") == first, "a resumed run is byte-identical"
     assert third.table.equals(table)
+    # A point whose summary or flows table was damaged since is run again, not gathered (a broken
+    # summary counted as complete; a broken flows table ended the sweep in a traceback).
+    (out / "runs" / res.points[1].key / "summary.json").write_text("{broken")
+    (out / "runs" / res.points[6].key / "flows.parquet").write_bytes(b"not parquet")
+    fourth = lasthop.sweep(spec, out)
+    assert sorted(fourth.ran) == sorted([res.points[1].key, res.points[6].key]) and len(fourth.reused) == 6
+    assert _files(out / "runs") == first and fourth.table.equals(table)
 
 
 def test_one_worker_and_several_give_identical_run_directories(tmp_path: Path) -> None:
@@ -152,6 +159,7 @@ def test_cli_runs_a_sweep_and_reports_what_it_did(tmp_path: Path) -> None:
     ({}, 0, {}, "seeds"),
     ({}, [1, 1], {}, "seeds"),
     ({}, 1, {"sedes": 3}, "sedes: unknown key"),
+    ({"seed": [5, 6]}, 2, {}, "the seeds are not a grid key"),  # it made points twice
 ])
 def test_bad_specs_name_the_entry_and_run_nothing(tmp_path: Path, grid: dict, seeds: object, extra: dict,
                                                    where: str) -> None:
@@ -191,6 +199,11 @@ def test_the_python_api_refuses_what_the_spec_would_and_warns_of_failed_points(t
         lasthop.sweep(spec, tmp_path / "b", address="x:1")
     with pytest.raises(LasthopError, match="jobs= sizes the local pool"):
         lasthop.sweep(spec, tmp_path / "b", backend="ray", jobs=2)
+    for jobs in (0, -1, "2", 1.5, True):
+        with pytest.raises(LasthopError, match="jobs=: must be a whole number ≥ 1"):
+            lasthop.sweep(spec, tmp_path / "b", jobs=jobs)
+    with pytest.raises(LasthopError, match="grid=: must be a mapping of path → list of values"):
+        lasthop.sweep(small, tmp_path / "b", grid=[1, 2])
     assert not any((tmp_path / d).exists() for d in ("g", "s", "b")), "nothing written for bad arguments"
     # A failing point warns (the CLI lists failures itself): here a point whose run directory is a file.
     points = plan_points(load_spec(spec))

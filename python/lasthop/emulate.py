@@ -185,7 +185,14 @@ def replay(run_dir: str | os.PathLike[str]) -> RunResult:
                            f"or no {INPUTS_FILE})")
     sc = Scenario.from_dict(summary["scenario"])
     sim = Sim(sc, seed=int(summary["seed"]))
-    inputs = pd.read_parquet(d / INPUTS_FILE)
+    from lasthop.errors import RunDirError
+    from lasthop.result import read_table
+
+    inputs = read_table(d, INPUTS_FILE).to_pandas()  # a damaged file: a RunDirError naming it
+    missing = [c for c in ("t_ns", "flow", "reverse", "size_bytes", "dscp") if c not in inputs]
+    if missing:
+        raise RunDirError(f"{os.path.join(os.fspath(run_dir), INPUTS_FILE)}: not an emulation's inputs "
+                          f"(no column {', '.join(missing)})")
     cols = [inputs[c].tolist() for c in ("t_ns", "flow", "reverse", "size_bytes", "dscp")]
     tcp = [None if s is pd.NA or s is None else (int(s), int(n), int(a))
            for s, n, a in zip(*(inputs[c].astype(object).tolist() if c in inputs else [None] * len(inputs)

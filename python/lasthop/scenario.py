@@ -258,7 +258,12 @@ def _read_document(path: str | os.PathLike[str]) -> tuple[dict[str, Any], Path, 
     except (OSError, UnicodeDecodeError) as e:
         reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
         raise ScenarioError.single("file_unreadable", f"{shown}: cannot read: {reason}", source=shown) from None
-    data = _parse_json(text, shown) if p.suffix == ".json" else _parse_toml(text, shown)
+    try:
+        data = _parse_json(text, shown) if p.suffix == ".json" else _parse_toml(text, shown)
+    except RecursionError:
+        raise ScenarioError.single("nested_too_deeply", f"{shown}: nested too deeply to read (lists or tables "
+                                   "inside one another hundreds of levels deep; a scenario needs a few)",
+                                   source=shown) from None
     # An absolute base directory, so the scenario resolves the same after a chdir.
     return data, p.parent.resolve(), shown
 

@@ -28,6 +28,9 @@ from lasthop.scenario import Scenario, _to_json_value
 __all__ = ["Sim", "Egress"]
 
 
+_NS_MAX = 2**64 - 1
+"""The engine's clock limit in ns; a time past it is past every run's end."""
+
 class Egress(NamedTuple):
     """A packet of an ``external`` flow that the model delivered."""
 
@@ -74,12 +77,12 @@ class Sim:
         non-finite time."""
         if not math.isfinite(t_s) or t_s < 0:
             raise ValueError(f"advance_to: t_s must be a finite time ≥ 0 s, got {t_s}")
-        return self._native.advance_to(round(t_s * 1e9))
+        return self._native.advance_to(min(round(t_s * 1e9), _NS_MAX))  # past the end: the end
 
     def advance_to_ns(self, t_ns: int) -> int:
         if t_ns < 0:
             raise ValueError(f"advance_to_ns: t_ns must be ≥ 0, got {t_ns}")
-        return self._native.advance_to(t_ns)
+        return self._native.advance_to(min(t_ns, _NS_MAX))
 
     def components(self) -> dict[str, Any]:
         """Every component's counters and state so far, as ``summary.json``'s ``components`` will

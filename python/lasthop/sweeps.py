@@ -5,8 +5,9 @@ A sweep is a scenario file (optionally one of its variants per point), a grid (`
 paths written as in a variant's ``set``: ``stations[0].channel.snr_db``; the key ``variant`` picks the
 scenario's variant) and seeds. Its points are the Cartesian product of the grid's values, times the
 seeds. Each point runs into ``OUT/runs/<key>``, where ``key`` hashes the point's resolved scenario and
-seed: a point already complete there (its ``summary.json`` exists) is not run again, so a sweep stopped
-by Ctrl-C or a crash resumes where it stopped, and re-running a finished sweep only gathers.
+seed: a point already complete there (its ``summary.json`` and flows table read back) is not run again,
+so a sweep stopped by Ctrl-C or a crash resumes where it stopped, and re-running a finished sweep only
+gathers; a point whose files were damaged since is run again.
 
 Outputs in ``OUT``: ``sweep.json`` (the spec and every point: key, parameters, seed), ``results.parquet``
 (one row per point × flow: the parameters as columns, then ``seed``, ``point`` and the flows table's
@@ -145,7 +146,10 @@ def _check_shape(spec: SweepSpec) -> None:
             continue
         if len({json.dumps(_number(v), sort_keys=True, default=str) for v in values}) != len(values):
             problems.append(_variants._issue("sweep_spec", ("grid", k), "lists a value twice", values))
-        if k != VARIANT_KEY:
+        if k == "seed":
+            problems.append(_variants._issue("sweep_spec", ("grid", k), "the seeds are not a grid key: give them as "
+                                             "`seeds` (a count or a list), which every point runs with", values))
+        elif k != VARIANT_KEY:
             try:
                 _variants.parse_path(k)
             except ValueError as e:
@@ -246,6 +250,11 @@ def sweep(spec: SweepSpec | str | os.PathLike[str], out: str | os.PathLike[str] 
     import the calling script: call ``sweep`` under ``if __name__ == "__main__":`` in a script."""
     if backend not in ("local", "ray"):
         raise LasthopError(f"unknown backend {backend!r} (local or ray)")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise LasthopError(f"jobs=: must be a whole number ≥ 1, got {jobs!r}")
+    if grid is not None and not isinstance(grid, Mapping):
+        raise LasthopError(f"grid=: must be a mapping of path → list of values, e.g. "
+                           f"{{'stations[0].channel.snr_db': [10, 20]}}, got {type(grid).__name__}")
     if backend == "local" and (address is not None or batch is not None):
         raise LasthopError("address= and batch= are the ray backend's (backend='ray')")
     if backend == "ray" and jobs != 1:
@@ -270,7 +279,7 @@ def sweep(spec: SweepSpec | str | os.PathLike[str], out: str | os.PathLike[str] 
     res = SweepResult(root, points)
     todo: list[Point] = []
     for p in _unique(points):
-        if (res.run_dir(p.key) / "summary.json").exists():
+        if _complete(res.run_dir(p.key)):
             res.reused.append(p.key)
         else:
             todo.append(p)
@@ -294,6 +303,22 @@ def sweep(spec: SweepSpec | str | os.PathLike[str], out: str | os.PathLike[str] 
                 "`if __name__ == \"__main__\":`)") if "BrokenProcessPool" in first or "terminated abruptly" in first else ""
         warnings.warn(f"{len(res.failed)} of {len(res.points)} sweep points failed; the first: {first}{hint}", stacklevel=2)
     return res
+
+
+def _complete(d: Path) -> bool:
+    """Whether run directory ``d`` holds a finished run whose summary and flows table read back (a
+    damaged one is run again, not gathered)."""
+    if not (d / "summary.json").is_file():
+        return False
+    from lasthop.errors import RunDirError
+    from lasthop.result import _read_summary, read_table
+
+    try:
+        _read_summary(d, os.fspath(d))
+        read_table(d, "flows.parquet", schema_only=True)
+    except RunDirError:
+        return False
+    return True
 
 
 def _unique(points: Iterable[Point]) -> list[Point]:
@@ -350,7 +375,13 @@ def gather(res: SweepResult) -> None:
         d = res.run_dir(p.key)
         if not (d / "summary.json").exists():
             continue
-        flows = pd.read_parquet(d / "flows.parquet")
+        try:
+            flows = pd.read_parquet(d / "flows.parquet")
+        except Exception as e:  # noqa: BLE001 - pyarrow's errors vary; the file is named
+            from lasthop.errors import RunDirError
+
+            raise RunDirError(f"{d / 'flows.parquet'}: cannot read: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__} "
+                              f"(remove {d} to run the point again)") from None
         head = pd.DataFrame({**{k: [_cell(v)] * len(flows) for k, v in p.params.items()},
                              "seed": [p.seed] * len(flows), "point": [p.key] * len(flows)})
         frames.append(pd.concat([head, flows.reset_index(drop=True)], axis=1))

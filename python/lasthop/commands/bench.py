@@ -20,7 +20,8 @@ from lasthop.commands.validate import NS, SCENARIOS, _emit
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @click.option("--scenario", type=click.Choice(SCENARIOS), default=None, help="Run one scenario only.")
 @click.option("--n", "n_only", type=click.IntRange(min=1), default=None, help="Run one station count only.")
-@click.option("--seconds", default=10.0, show_default=True, help="Simulated seconds per run.")
+@click.option("--seconds", default=10.0, show_default=True, type=click.FloatRange(min=0.0, min_open=True, max=1e6),
+              help="Simulated seconds per run.")
 @click.option("--repeat", default=3, show_default=True, type=click.IntRange(min=1),
               help="Runs per point; the fastest is reported.")
 @click.option("--realistic", is_flag=True,
@@ -41,6 +42,22 @@ from lasthop.commands.validate import NS, SCENARIOS, _emit
 def command(as_json: bool, scenario: str | None, n_only: int | None, seconds: float, repeat: int,
             realistic: bool, busy_seconds: float, anchor_seconds: float, emulation: bool) -> None:
     """Speed of the 802.11 model on the saturated scenarios (whole run, fastest of --repeat)."""
+    ctx = click.get_current_context()
+
+    def given(name: str) -> bool:
+        return ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT
+
+    if realistic and emulation:
+        raise click.UsageError("--realistic and --emulation are two different benches: give one")
+    for name, flag in (("busy_seconds", "--busy-seconds"), ("anchor_seconds", "--anchor-seconds")):
+        if given(name) and not realistic:
+            raise click.UsageError(f"{flag} sizes the --realistic bench: add --realistic")
+    for name, flag in (("scenario", "--scenario"), ("n_only", "--n")):
+        if given(name) and (realistic or emulation):
+            raise click.UsageError(f"{flag} picks a saturated scenario of the default bench, not of "
+                                   f"{'--realistic' if realistic else '--emulation'}")
+    if seconds != seconds:  # NaN passes the range
+        raise click.BadParameter(f"must be a finite number of seconds, got {seconds}", param_hint="--seconds")
     if realistic:
         rows = realistic_rows(repeat, busy_seconds, anchor_seconds)
         if as_json:

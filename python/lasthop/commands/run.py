@@ -89,6 +89,12 @@ def command(scenario: Path, seed: int | None, out: Path | None, variant: str | N
         sc = sc.with_seed(seed)
     out = out or default_out(sc)
     _check_writable(out)
+    if pcap and (out / "pcap").exists() and not (out / "pcap").is_dir():
+        # Checked now: once the run is written, its captures could not be put in place.
+        from lasthop.cli import EXIT_USAGE
+
+        click.echo(f"error: cannot write the captures: {out / 'pcap'} exists and is not a directory", err=True)
+        raise click.exceptions.Exit(EXIT_USAGE)
     label = f"{sc.name} (variant {sc.variant})" if sc.variant else sc.name
     click.echo(f"lasthop: running {label}: {sc.describe()}", err=True)
 
