@@ -54,6 +54,37 @@ def test_sigint_exits_130_without_a_summary(tmp_path: Path) -> None:
     assert not [p for p in tmp_path.rglob("*") if ".tmp-" in p.name]
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_an_interrupted_rerun_keeps_the_run_already_there(tmp_path: Path) -> None:
+    """A run redone into a directory that holds a finished run and interrupted leaves that run whole:
+    the same summary, its tables readable (it used to remove the summary as the new run began)."""
+    write_scenario(tmp_path / "short.toml", small_scenario(duration_s=2.0))
+    write_scenario(tmp_path / "long.toml", endless())
+    done = subprocess.run([sys.executable, "-m", "lasthop", "run", "short.toml", "--out", "out"], cwd=tmp_path,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    before = (tmp_path / "out" / "summary.json").read_bytes()
+    proc = subprocess.Popen([sys.executable, "-m", "lasthop", "run", "long.toml", "--out", "out"],
+                            preexec_fn=ctrl_c_able, cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None
+        assert proc.stderr.readline().startswith("lasthop: running")
+        time.sleep(0.5)
+        assert proc.poll() is None, "the run should still be going"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert (tmp_path / "out" / "summary.json").read_bytes() == before
+    kept = lasthop.RunResult.load(tmp_path / "out")
+    assert len(kept.packets) > 0 and list(kept.flows["flow"]) == ["video", "bulk"]
+    assert not [p for p in tmp_path.rglob("*") if ".tmp-" in p.name]
+
+
 def test_keyboard_interrupt_cancels_the_worker() -> None:
     """In the API, Ctrl-C (here raised in the main thread by a timer) cancels the engine and propagates."""
     # interrupt_main does nothing while SIGINT is ignored (a run started as a background job): handle it.

@@ -62,7 +62,6 @@ def run(scenario: Scenario | str | os.PathLike[str] | Mapping[str, Any], seed: i
 
     d = Path(out)
     d.mkdir(parents=True, exist_ok=True)
-    (d / SUMMARY_FILE).unlink(missing_ok=True)  # never complete-looking while it is being rewritten
     remove_stale_temporaries(d)
     temporaries = streamed_temporaries(d)
     with ctrl_c_once():
@@ -70,6 +69,9 @@ def run(scenario: Scenario | str | os.PathLike[str] | Mapping[str, Any], seed: i
             tables, version = {name: os.fspath(p) for name, p in temporaries.items()}, pandas_version()
             done = in_engine_thread(lambda: _lasthop.run(sc.to_json(), sc.base_dir, None, handle, pcap, tables,
                                                          version), handle, sc, show=show)
+            # A run already there stays whole until this one has finished (a failed or interrupted run
+            # loses no finished results); from here on it is never complete-looking with mixed tables.
+            (d / SUMMARY_FILE).unlink(missing_ok=True)
             files = put_streamed_in_place(d, temporaries)
         except BaseException:
             for tmp in temporaries.values():  # the core removes what it began; this covers the rest
