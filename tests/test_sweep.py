@@ -226,7 +226,7 @@ def test_run_set_applies_values_as_a_variant_does(small: Path) -> None:
     doc = json.loads(r.stdout)
     assert doc["scenario"]["flows"][0]["rate_mbps"] == 2.5 and doc["scenario"]["name"] == "renamed"
     for bad, msg in [("flows[0].rate_mbps", "PATH=VALUE"), ("name=x y", "not a TOML value"),
-                     ("flows[9].rate_mbps=1", "index 9 out of range"), ("flows[0].rate_mbps=-1", "flows[0].rate_mbps")]:
+                     ("flows[9].rate_mbps=1", "index 9 out of range"), ("flows[0].rate_mbps=-1", "small.toml with flows[0].rate_mbps set: flows[0].rate_mbps: must be a positive number")]:
         r = lasthop_cli("run", small, "--set", bad, cwd=small.parent)
         assert r.returncode == 2 and msg in r.stderr and "Traceback" not in r.stderr, (bad, r.stderr)
 

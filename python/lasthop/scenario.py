@@ -176,7 +176,9 @@ class Scenario:
                 _variants.apply_set(data, _variants.parse_path(key), value)
             except ValueError as e:
                 raise ScenarioError.single("path_error", f"set {key}: {e}", input=key, source=self._source) from None
-        return Scenario(data, base_dir=self._base_dir, source=self._source, variant=self._variant)
+        # A problem of the result names the values set, not only the file (which may be sound).
+        shown = f"{self._source or 'the scenario'} with {', '.join(edits)} set" if edits else self._source
+        return Scenario(data, base_dir=self._base_dir, source=shown, variant=self._variant)
 
     def replace(self, **changes: Any) -> Scenario:
         """A copy with some top-level keys replaced, e.g. ``sc.replace(duration_s=5)``."""
