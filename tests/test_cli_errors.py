@@ -164,3 +164,11 @@ def test_captures_that_cannot_be_put_in_place_fail_before_the_run(tmp_path: Path
     r = lasthop_cli("run", "s.toml", "--out", "out", "--pcap", cwd=tmp_path)
     assert r.returncode == 2 and "out/pcap exists and is not a directory" in r.stderr, r.stderr
     assert not (tmp_path / "out" / "summary.json").exists()
+
+
+def test_a_byte_order_mark_is_not_content(tmp_path: Path) -> None:
+    """A scenario saved with a UTF-8 byte-order mark (as some Windows editors save) reads as without
+    one; it was a TOML error at 1:1."""
+    (tmp_path / "bom.toml").write_bytes(b"\xef\xbb\xbf" + toml_dumps(small_scenario()).encode())
+    r = lasthop_cli("check", "bom.toml", cwd=tmp_path)
+    assert r.returncode == 0 and "ok: small" in r.stdout, r.stdout + r.stderr

@@ -160,6 +160,7 @@ def test_cli_runs_a_sweep_and_reports_what_it_did(tmp_path: Path) -> None:
     ({}, [1, 1], {}, "seeds"),
     ({}, 1, {"sedes": 3}, "sedes: unknown key"),
     ({"seed": [5, 6]}, 2, {}, "the seeds are not a grid key"),  # it made points twice
+    ({}, 1, {"scenario": 5}, "scenario: must be the path of the scenario file to sweep (a string"),
 ])
 def test_bad_specs_name_the_entry_and_run_nothing(tmp_path: Path, grid: dict, seeds: object, extra: dict,
                                                    where: str) -> None:

@@ -146,3 +146,12 @@ def test_anchors_file_lacking_a_point_exits_2(tmp_path: Path, command: str, src:
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
     assert names in p.stderr
+
+
+def test_a_file_that_is_not_an_anchors_file_is_named_so(tmp_path: Path) -> None:
+    """A scenario given as --anchors: a usage error saying it is not an anchors file (it printed only
+    the bare name of the missing column, 'scenario')."""
+    (tmp_path / "x.csv").write_text("a,b\n1,2\n")
+    p = subprocess.run([*LASTHOP, "validate", "ns3", "--anchors", str(tmp_path / "x.csv"), "--seconds", "0.1"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and "not an anchors file (a row without its 'scenario' column)" in p.stderr, p.stderr

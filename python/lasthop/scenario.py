@@ -254,7 +254,7 @@ def _read_document(path: str | os.PathLike[str]) -> tuple[dict[str, Any], Path, 
     p = Path(path)
     shown = os.fspath(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = p.read_text(encoding="utf-8-sig")  # a byte-order mark (Windows editors) is not content
     except FileNotFoundError:
         raise ScenarioError.single("file_unreadable", f"{shown}: no such file", source=shown) from None
     except (OSError, UnicodeDecodeError) as e:

@@ -119,8 +119,11 @@ def load_spec(path: str | os.PathLike[str]) -> SweepSpec:
         if k not in ("scenario", "grid", "seeds"):
             bad((k,), "unknown key (a sweep spec has scenario, grid and seeds)", k)
     scenario = data.get("scenario")
-    if not isinstance(scenario, str) or not scenario:
+    if scenario is None:
         bad(("scenario",), "required: the path of the scenario file to sweep (relative to this file)", scenario)
+    elif not isinstance(scenario, str) or not scenario:
+        bad(("scenario",), f"must be the path of the scenario file to sweep (a string, relative to this file), "
+                           f"got {scenario!r}", scenario)
     grid = data.get("grid", {})
     if not isinstance(grid, dict):
         bad(("grid",), "must be a table of lists: path = [values]", grid)

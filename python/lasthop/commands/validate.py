@@ -71,7 +71,10 @@ def ns3(as_json: bool, seconds: float, seeds: int, anchors: Path | None) -> None
     """The saturated uplink anchors against ns-3 3.44's throughput (mean over its seeds)."""
     try:
         ref = ns3_results(anchors)
-    except (OSError, ValueError, KeyError) as e:
+    except KeyError as e:
+        raise click.UsageError(f"cannot read the ns-3 anchors {anchors or ''}: not an anchors file "
+                               f"(a row without its {e} column)") from None
+    except (OSError, ValueError) as e:
         raise click.UsageError(f"cannot read the ns-3 anchors: {e}") from None
     if lacking := missing(ref, SCENARIOS, NS):
         raise click.UsageError(f"the ns-3 anchors file has no row for {', '.join(lacking)}")
