@@ -98,6 +98,25 @@ impl fmt::Display for ScenarioError {
     }
 }
 
+/// serde's message with what it expected said in the scenario's words, not Rust's (`expected f64` is
+/// `expected a number`, `expected u8` a whole number in 0..=255, an internally tagged enum a table with
+/// a `type`).
+fn plain_expected(msg: &str) -> String {
+    let Some((head, expected)) = msg.rsplit_once(", expected ") else { return msg.to_string() };
+    let plain = match expected {
+        "f64" | "f32" => "a number".to_string(),
+        "u8" => "a whole number in 0..=255".to_string(),
+        "u16" => "a whole number in 0..=65535".to_string(),
+        "u32" => "a whole number in 0..=4294967295".to_string(),
+        "u64" | "usize" => "a whole number ≥ 0".to_string(),
+        "i8" | "i16" | "i32" | "i64" | "isize" => "a whole number".to_string(),
+        "variant identifier" => "the name of one of its types".to_string(),
+        e if e.starts_with("internally tagged enum") => "a table with a `type` key".to_string(),
+        e => e.to_string(),
+    };
+    format!("{head}, expected {plain}")
+}
+
 /// serde's description of a JSON value in "invalid type/value" messages (`string "x"`, `integer `-1``).
 fn unexpected(v: &serde_json::Value) -> Option<String> {
     use serde_json::Value as V;
@@ -254,6 +273,7 @@ impl ScenarioError {
             Some(i) => raw[..i].to_string(),
             None => raw,
         };
+        let msg = plain_expected(&msg);
         let kind = if msg.starts_with("unknown field") {
             "unknown_field"
         } else if msg.starts_with("missing field") {
