@@ -53,6 +53,11 @@ CASES = [
     ("a ramp's SNR", toml_dumps(_edit(["aps", 0, "last_hop"], {"type": "wifi"}) | {"stations": [
         {"name": "laptop", "channel": {"type": "ramp", "points": [[0.2, 500], [0.5, 3]]}}, {"name": "phone"}]}),
      "stations[0].channel.points: point 0: the SNR must be in -30..=100 dB, got 500"),
+    ("a TXOP limit past its field", toml_dumps(_edit(["aps", 0, "last_hop"], {"type": "wifi", "edca_ap": {"be": {"txop_limit_us": 1000000000}}})),
+     "aps[0].last_hop.edca_ap.be.txop_limit_us: must be at most 8160 µs (255 units of 32 µs), got 1000000000"),
+    ("a flow logged twice", toml_dumps(_edit(["output"], {"flows": ["video", "video"]})), "output.flows[1]: 'video' is listed already (flows[0])"),
+    ("flows to log with nothing logged", toml_dumps(_edit(["output"], {"flows": ["video"], "packets": "none"})),
+     'output.flows: selects the flows whose packets are logged; with packets = "none" none are'),
     ("nested too deeply", "x = " + "[" * 5000 + "]" * 5000 + "\n", "bad.toml: nested too deeply to read"),
     # Issue 18: accepted before, meaningless.
     ("NaN names the file", toml_dumps(_edit(["flows", 0, "rate_mbps"], 1.0)).replace("rate_mbps = 1.0", "rate_mbps = nan", 1),
@@ -175,3 +180,14 @@ def test_a_byte_order_mark_is_not_content(tmp_path: Path) -> None:
     (tmp_path / "bom.toml").write_bytes(b"\xef\xbb\xbf" + toml_dumps(small_scenario()).encode())
     r = lasthop_cli("check", "bom.toml", cwd=tmp_path)
     assert r.returncode == 0 and "ok: small" in r.stdout, r.stdout + r.stderr
+
+
+def test_a_hidden_pair_listed_twice(tmp_path: Path) -> None:
+    d = small_scenario()
+    d["aps"] = [{"name": "ap", "last_hop": {"type": "wifi"}}, {"name": "ap2", "last_hop": {"type": "wifi"}}]
+    d["stations"][1]["ap"] = "ap2"
+    d["links"].append({"a": "server", "b": "ap2", "rate_mbps": 100})
+    d["hidden_nodes"] = [["ap", "ap2"], ["ap2", "ap"]]
+    (tmp_path / "h.toml").write_text(toml_dumps(d), encoding="utf-8")
+    r = lasthop_cli("check", "h.toml", cwd=tmp_path)
+    assert r.returncode == 2 and "hidden_nodes[1]: the pair 'ap2', 'ap' is listed already (hidden_nodes[0])" in r.stderr, r.stderr

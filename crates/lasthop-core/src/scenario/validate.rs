@@ -484,9 +484,15 @@ fn check_output(sc: &Scenario, loc: &Loc, is: &mut Issues) {
         _ => {}
     }
     let names = sc.flow_names();
-    for (i, f) in o.flows.iter().flatten().enumerate() {
+    let listed: Vec<&String> = o.flows.iter().flatten().collect();
+    for (i, f) in listed.iter().enumerate() {
         if !names.contains(f) {
             is.push(loc.key("flows").index(i), format!("no flow named '{f}' (the flows: {})", names.join(", ")), json!(f));
+        } else if let Some(j) = listed[..i].iter().position(|g| g == f) {
+            is.push(loc.key("flows").index(i), format!("'{f}' is listed already (flows[{j}])"), json!(f));
         }
+    }
+    if o.flows.is_some() && o.packets.mode() == PacketsMode::None {
+        is.push(loc.key("flows"), "selects the flows whose packets are logged; with packets = \"none\" none are (leave it out, or log \"all\" or \"sampled\")", json!(null));
     }
 }

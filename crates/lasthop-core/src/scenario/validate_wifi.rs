@@ -97,9 +97,17 @@ fn check_edca(e: &EdcaOverride, loc: &Loc, is: &mut Issues) {
     if e.aifsn == Some(0) {
         is.push(loc.key("aifsn"), "must be at least 1", json!(0));
     }
+    // The EDCA Parameter Set element's fields (802.11-2020 §9.4.2.28): AIFSN in 4 bits, the TXOP
+    // limit in 8 bits of 32 µs.
+    if let Some(a) = e.aifsn.filter(|&a| a > 15) {
+        is.push(loc.key("aifsn"), format!("must be at most 15 (a 4-bit field), got {a}"), json!(a));
+    }
+    if let Some(t) = e.txop_limit_us.filter(|&t| t > 8160) {
+        is.push(loc.key("txop_limit_us"), format!("must be at most 8160 µs (255 units of 32 µs), got {t}"), json!(t));
+    }
     for (k, v) in [("cw_min", e.cw_min), ("cw_max", e.cw_max)] {
         if let Some(v) = v {
-            if !(v + 1).is_power_of_two() || v > 32767 {
+            if v > 32767 || !(v + 1).is_power_of_two() {
                 is.push(loc.key(k), format!("must be of the form 2^k − 1 (e.g. 15, 1023), got {v}"), json!(v));
             }
         }
@@ -270,7 +278,10 @@ pub(crate) fn check_hidden(sc: &Scenario, is: &mut Issues) {
             continue;
         }
         let is_ap = |n: &str| sc.aps.iter().any(|a| a.name == n);
-        if pair[0] == pair[1] {
+        let same = |o: &[String; 2]| (o[0] == pair[0] && o[1] == pair[1]) || (o[0] == pair[1] && o[1] == pair[0]);
+        if let Some(j) = sc.hidden_nodes[..i].iter().position(|o| same(o)) {
+            is.push(loc, format!("the pair '{}', '{}' is listed already (hidden_nodes[{j}])", pair[0], pair[1]), json!(pair));
+        } else if pair[0] == pair[1] {
             is.push(loc, "names one node twice: a node always senses itself", json!(pair));
         } else if (is_ap(&pair[0]) || is_ap(&pair[1])) && bss_of(&pair[0]) == bss_of(&pair[1]) {
             is.push(loc, format!("'{}' and '{}' exchange frames (a station and its AP): they must hear each other", pair[0], pair[1]), json!(pair));
