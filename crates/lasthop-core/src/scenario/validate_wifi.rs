@@ -279,7 +279,7 @@ pub(crate) fn check_hidden(sc: &Scenario, is: &mut Issues) {
         }
         let is_ap = |n: &str| sc.aps.iter().any(|a| a.name == n);
         let same = |o: &[String; 2]| (o[0] == pair[0] && o[1] == pair[1]) || (o[0] == pair[1] && o[1] == pair[0]);
-        if let Some(j) = sc.hidden_nodes[..i].iter().position(|o| same(o)) {
+        if let Some(j) = sc.hidden_nodes[..i].iter().position(same) {
             is.push(loc, format!("the pair '{}', '{}' is listed already (hidden_nodes[{j}])", pair[0], pair[1]), json!(pair));
         } else if pair[0] == pair[1] {
             is.push(loc, "names one node twice: a node always senses itself", json!(pair));
