@@ -80,6 +80,15 @@ def test_report_of_a_comparison_directory_covers_its_runs(runs: Path, tmp_path: 
     assert r.stdout.strip() == "report: cmp/report/report.html"
     html = (cmp / "report" / "report.html").read_text(encoding="utf-8")
     assert {run for run, _ in rows(html)} == {"wired", "wifi"}
+    assert "warning" not in r.stderr, "the report's own directory is no run left out"
+    # A variant whose run did not finish is said to be left out (it was silently); the same run given
+    # twice is an error (it was reported twice).
+    shutil.copytree(runs / "wired", cmp / "broken")
+    (cmp / "broken" / "summary.json").unlink()
+    r = lasthop_cli("report", "cmp", cwd=tmp_path)
+    assert r.returncode == 0 and "warning: cmp/broken: left out, not a complete run (no summary.json" in r.stderr, r.stderr
+    r = lasthop_cli("report", "cmp/wired", "cmp/wired", "--out", "twice", cwd=tmp_path)
+    assert r.returncode == 2 and "cmp/wired: given twice" in r.stderr, r.stderr
 
 
 def test_run_without_packet_log(runs: Path, tmp_path: Path) -> None:

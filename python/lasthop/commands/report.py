@@ -22,8 +22,14 @@ def command(ctx: click.Context, run_dirs: tuple[Path, ...], out: Path | None, ti
     from lasthop.cli import EXIT_USAGE
     from lasthop.report import RunDirError, build_report
 
+    import warnings
+
     try:
-        path = build_report(run_dirs, out, title)
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            path = build_report(run_dirs, out, title)
+        for w in said:
+            click.echo(f"warning: {w.message}", err=True)
     except RunDirError as e:
         click.echo(f"error: {e}", err=True)
         ctx.exit(EXIT_USAGE)

@@ -55,6 +55,13 @@ def expand_comparisons(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
                 seeds = sorted((s for s in d.glob("seed*") if (s / "summary.json").is_file() and s.name[4:].isdigit()),
                                key=lambda s: int(s.name[4:]))
                 runs += seeds[:1]
+                started = any(d.glob("seed*")) or any(x.name.endswith(".parquet") or ".tmp-" in x.name for x in d.iterdir())
+                if not seeds and started:
+                    # A variant whose run did not finish: said, not silently left out of the page.
+                    import warnings
+
+                    warnings.warn(f"{d}: left out, not a complete run (no summary.json: unfinished or "
+                                  "interrupted)", stacklevel=2)
         out += runs or [p]
     return out
 
@@ -107,6 +114,10 @@ def build_report(paths: Sequence[str | os.PathLike[str]], out: str | os.PathLike
     if verdict is None and len(paths) == 1 and (Path(paths[0]) / VERDICT_FILE).is_file():
         verdict = _read_verdict(Path(paths[0]) / VERDICT_FILE)
     paths = expand_comparisons(paths)
+    seen: dict[str, Path] = {}
+    for p in map(Path, paths):
+        if (twice := seen.setdefault(os.path.realpath(p), p)) is not p:
+            raise RunDirError(f"{p}: given twice (as {twice})" if str(twice) != str(p) else f"{p}: given twice")
     runs = open_runs(paths)
     series: list[RunSeries] = [analyse(r) for r in runs]
     flows: list[str] = []
