@@ -1,4 +1,5 @@
-"""Ctrl-C cancels a run cleanly: the CLI exits 130 and never leaves a run directory that looks complete."""
+"""Ctrl-C cancels a run cleanly: the CLI exits 130, never leaves a run directory that looks complete, and
+leaves a finished run already in the directory whole."""
 
 from __future__ import annotations
 

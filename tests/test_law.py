@@ -129,3 +129,13 @@ def test_frame_experiment_has_every_variant() -> None:
     for v in ("minstrel_ht", "llra", "thompson"):
         assert rows["law"]["frame_latency_p99_ms"] < 0.6 * rows[v]["frame_latency_p99_ms"], (v, rows)
     assert doc["paper"]["law_p99_frame_latency_reduction"] == [0.506, 0.703]
+
+def test_run_time_limits_keep_the_scenarios_bounds() -> None:
+    """``aps.<ap>.law`` takes limit_q_ms / limit_h_ms in the scenario's 0.001..=10000 ms: above it was
+    accepted, 1e300 silently kept the old limit and a tiny one became a 0-ns limit (a reviewer found)."""
+    sim = lasthop.Sim(lasthop.Scenario.load(EXAMPLES / "home_rtc.toml", variant="law"))
+    for value, shown in ((20000, "20000"), (1e300, "1e300"), (1e-9, "1e-9"), (0, "0")):
+        with pytest.raises(ValueError, match=rf"set\.limit_q_ms: must be a number of milliseconds in 0\.001\.\.=10000, got {shown}"):
+            sim.command("aps.ap.law", limit_q_ms=value)
+    sim.command("aps.ap.law", limit_q_ms=50, limit_h_ms=12)
+    sim.finish()

@@ -87,6 +87,9 @@ def test_report_of_a_comparison_directory_covers_its_runs(runs: Path, tmp_path: 
     (cmp / "broken" / "summary.json").unlink()
     r = lasthop_cli("report", "cmp", cwd=tmp_path)
     assert r.returncode == 0 and "warning: cmp/broken: left out, not a complete run (no summary.json" in r.stderr, r.stderr
+    (cmp / "empty").mkdir()  # what an interrupted first run of a variant leaves
+    r = lasthop_cli("report", "cmp", cwd=tmp_path)
+    assert r.returncode == 0 and "warning: cmp/empty: left out" in r.stderr, r.stderr
     r = lasthop_cli("report", "cmp/wired", "cmp/wired", "--out", "twice", cwd=tmp_path)
     assert r.returncode == 2 and "cmp/wired: given twice" in r.stderr, r.stderr
 

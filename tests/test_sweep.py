@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import shlex
+import tomllib
 from pathlib import Path
 
 import pandas as pd
@@ -230,6 +231,12 @@ def test_run_set_applies_values_as_a_variant_does(small: Path) -> None:
                      ("flows[9].rate_mbps=1", "index 9 out of range"), ("flows[0].rate_mbps=-1", "small.toml with flows[0].rate_mbps set: flows[0].rate_mbps: must be a positive number")]:
         r = lasthop_cli("run", small, "--set", bad, cwd=small.parent)
         assert r.returncode == 2 and msg in r.stderr and "Traceback" not in r.stderr, (bad, r.stderr)
+    # The scenario made keeps its file as its source: an unnamed one is still named after the file.
+    doc = tomllib.loads(small.read_text())
+    del doc["name"]
+    write_scenario(small.parent / "unnamed.toml", doc)
+    sc = lasthop.Scenario.load(small.parent / "unnamed.toml").with_set({"flows[0].rate_mbps": 2.5})
+    assert sc.name == "unnamed" and sc.source == str(small.parent / "unnamed.toml")
 
 
 def test_experiments_on_the_worker_pool_give_the_serial_rows() -> None:

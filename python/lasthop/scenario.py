@@ -176,9 +176,12 @@ class Scenario:
                 _variants.apply_set(data, _variants.parse_path(key), value)
             except ValueError as e:
                 raise ScenarioError.single("path_error", f"set {key}: {e}", input=key, source=self._source) from None
-        # A problem of the result names the values set, not only the file (which may be sound).
-        shown = f"{self._source or 'the scenario'} with {', '.join(edits)} set" if edits else self._source
-        return Scenario(data, base_dir=self._base_dir, source=shown, variant=self._variant)
+        try:
+            return Scenario(data, base_dir=self._base_dir, source=self._source, variant=self._variant)
+        except ScenarioError as e:
+            # A problem of the result names the values set, not only the file (which may be sound); the
+            # scenario itself keeps its file as its source (its name, a run's default directory).
+            raise ScenarioError(e.errors(), source=f"{self._source or 'the scenario'} with {', '.join(edits)} set") from None
 
     def replace(self, **changes: Any) -> Scenario:
         """A copy with some top-level keys replaced, e.g. ``sc.replace(duration_s=5)``."""

@@ -376,7 +376,9 @@ def gather(res: SweepResult) -> None:
     frames = []
     for p in res.points:
         d = res.run_dir(p.key)
-        if not (d / "summary.json").exists():
+        # Only what finished and reads back (a damaged point whose rerun failed or was interrupted keeps
+        # its old files; it is not gathered, and its failure is reported).
+        if p.key in res.failed or not _complete(d):
             continue
         try:
             flows = pd.read_parquet(d / "flows.parquet")

@@ -20,16 +20,21 @@ def command(ctx: click.Context, run_dirs: tuple[Path, ...], out: Path | None, ti
     compare` wrote, which stands for its runs): a table of every flow metric per run, latency CCDFs,
     time series and the per-layer breakdown."""
     from lasthop.cli import EXIT_USAGE
-    from lasthop.report import RunDirError, build_report
-
     import warnings
+
+    from lasthop.report import LeftOut, RunDirError, build_report
 
     try:
         with warnings.catch_warnings(record=True) as said:
-            warnings.simplefilter("always")
-            path = build_report(run_dirs, out, title)
-        for w in said:
-            click.echo(f"warning: {w.message}", err=True)
+            warnings.simplefilter("always", LeftOut)
+            try:
+                path = build_report(run_dirs, out, title)
+            finally:
+                for w in said:  # runs left out, said as the CLI says things; other warnings as Python shows them
+                    if issubclass(w.category, LeftOut):
+                        click.echo(f"warning: {w.message}", err=True)
+                    else:
+                        warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     except RunDirError as e:
         click.echo(f"error: {e}", err=True)
         ctx.exit(EXIT_USAGE)

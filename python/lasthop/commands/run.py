@@ -103,14 +103,20 @@ def command(scenario: Path, seed: int | None, out: Path | None, variant: str | N
     # The summary's printer (rich: ≈ 60 ms to import) loads while the engine runs, which releases the
     # GIL; the import below then finds it loaded (or waits for it). Whole process on the ns-3 anchor's
     # default window: A/B 0.93 (farm-bench -n 14).
-    printer = threading.Thread(target=importlib.import_module, args=("lasthop.commands._display",), daemon=True)
-    if not as_json:
-        printer.start()
+    def load_printer() -> None:
+        try:
+            importlib.import_module("lasthop.commands._display")
+        except Exception:  # noqa: BLE001 - the import below raises it where it is reported
+            pass
+
+    printer = threading.Thread(target=load_printer, daemon=True)
     partial = out / ".pcap.partial"
-    if pcap:
-        shutil.rmtree(partial, ignore_errors=True)
-        partial.mkdir()
     try:
+        if pcap:
+            shutil.rmtree(partial, ignore_errors=True)
+            partial.mkdir()
+        if not as_json:
+            printer.start()
         result = run(sc, progress=True, pcap_dir=partial if pcap else None, out=out)
         if pcap:
             shutil.rmtree(out / "pcap", ignore_errors=True)

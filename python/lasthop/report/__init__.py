@@ -40,6 +40,10 @@ def open_runs(paths: Sequence[str | os.PathLike[str]]) -> list[Run]:
     return runs
 
 
+class LeftOut(UserWarning):
+    """A directory of a comparison left out of a report: it holds no complete run."""
+
+
 def expand_comparisons(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
     """Each path as given, except a comparison directory (``lasthop compare``'s ``--out``: no
     ``summary.json`` of its own, run directories inside), which stands for its runs, in name order;
@@ -55,13 +59,14 @@ def expand_comparisons(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
                 seeds = sorted((s for s in d.glob("seed*") if (s / "summary.json").is_file() and s.name[4:].isdigit()),
                                key=lambda s: int(s.name[4:]))
                 runs += seeds[:1]
-                started = any(d.glob("seed*")) or any(x.name.endswith(".parquet") or ".tmp-" in x.name for x in d.iterdir())
-                if not seeds and started:
+                # Every other directory in a comparison is a variant's (but a report's own): one left
+                # empty by an interrupted or failed run included.
+                if not seeds and not (d / "report.html").exists():
                     # A variant whose run did not finish: said, not silently left out of the page.
                     import warnings
 
                     warnings.warn(f"{d}: left out, not a complete run (no summary.json: unfinished or "
-                                  "interrupted)", stacklevel=2)
+                                  "interrupted)", LeftOut, stacklevel=2)
         out += runs or [p]
     return out
 
@@ -117,7 +122,8 @@ def build_report(paths: Sequence[str | os.PathLike[str]], out: str | os.PathLike
     seen: dict[str, Path] = {}
     for p in map(Path, paths):
         if (twice := seen.setdefault(os.path.realpath(p), p)) is not p:
-            raise RunDirError(f"{p}: given twice (as {twice})" if str(twice) != str(p) else f"{p}: given twice")
+            raise RunDirError(f"{p}: given twice (as {twice})" if str(twice) != str(p) else
+                              f"{p}: given twice (named, or a run of a comparison directory named)")
     runs = open_runs(paths)
     series: list[RunSeries] = [analyse(r) for r in runs]
     flows: list[str] = []

@@ -40,6 +40,10 @@ pub fn trace_server(path: &str, format: Option<TraceFormat>, scale: f64) -> Resu
         }
         TraceFormat::Mahimahi => {
             let t = read_mahimahi(p).map_err(|e| e.to_string())?;
+            // Each opportunity carries a whole number of bytes: fewer than one would carry none.
+            if (server::MAHIMAHI_MTU as f64 * scale).round() < 1.0 {
+                return Err(format!("{path}: each delivery opportunity carries less than 1 byte{scaled}: nothing can ever be delivered"));
+            }
             let mean_bps = t.ms.len() as f64 * server::MAHIMAHI_MTU as f64 * scale * 8.0 * 1e3 / *t.ms.last().expect("non-empty") as f64;
             if mean_bps > max_bps {
                 return Err(format!("{path}: a mean rate of {:e} Mbit/s{scaled} is above the engine's 1 Tbit/s", mean_bps / 1e6));

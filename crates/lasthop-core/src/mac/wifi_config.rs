@@ -73,9 +73,13 @@ pub enum CollisionIfs {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EdcaOverride {
+    /// AIFSN, 1..=15 (a 4-bit field of the EDCA Parameter Set element).
     pub aifsn: Option<u8>,
+    /// CWmin, of the form 2^k − 1 up to 32767 (e.g. 15).
     pub cw_min: Option<u32>,
+    /// CWmax, of the form 2^k − 1 up to 32767, at least CWmin.
     pub cw_max: Option<u32>,
+    /// TXOP limit in µs, 0..=8160 (255 units of 32 µs); 0: one PSDU (and its response) per channel access.
     pub txop_limit_us: Option<u32>,
 }
 

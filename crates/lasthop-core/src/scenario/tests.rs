@@ -114,7 +114,7 @@ fn law_mechanism_is_checked_with_paths() {
     assert_eq!(e.issues[0].loc.to_string(), "aps[0].mechanism.limit_h_ms", "{e}");
     let e = err(&wifi("mechanism = { type = \"law\", limit_h_ms = -3 }"));
     assert_eq!(e.issues[0].loc.to_string(), "aps[0].mechanism.limit_h_ms", "{e}");
-    assert!(e.to_string().contains("positive"), "{e}");
+    assert!(e.to_string().contains("must be a number of milliseconds in 0.001..=10000, got -3"), "{e}");
     let e = err(&wifi("mechanism = { type = \"law\", ewma_old_weight = 1.0 }"));
     assert_eq!(e.issues[0].loc.to_string(), "aps[0].mechanism.ewma_old_weight", "{e}");
     let e = err(&wifi("mechanism = { type = \"lawful\" }"));

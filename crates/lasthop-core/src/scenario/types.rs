@@ -36,7 +36,7 @@ pub struct Scenario {
     /// Wireless clients.
     #[serde(default)]
     pub stations: Vec<Station>,
-    /// Wired links between servers and APs (or between servers).
+    /// Wired links between servers and APs (or between servers); at most one between two nodes.
     #[serde(default)]
     pub links: Vec<WiredLink>,
     /// Traffic.
@@ -469,7 +469,8 @@ pub struct OutputOptions {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub sample_every: Option<u32>,
-    /// Only these flows' packets get rows (default: every flow).
+    /// Only these flows' packets get rows (default: every flow); each named once, and only while
+    /// `packets` logs some.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flows: Option<Vec<String>>,
 }

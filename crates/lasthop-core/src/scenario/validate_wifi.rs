@@ -108,7 +108,7 @@ fn check_edca(e: &EdcaOverride, loc: &Loc, is: &mut Issues) {
     for (k, v) in [("cw_min", e.cw_min), ("cw_max", e.cw_max)] {
         if let Some(v) = v {
             if v > 32767 || !(v + 1).is_power_of_two() {
-                is.push(loc.key(k), format!("must be of the form 2^k − 1 (e.g. 15, 1023), got {v}"), json!(v));
+                is.push(loc.key(k), format!("must be of the form 2^k − 1 (e.g. 15, 1023) and at most 32767, got {v}"), json!(v));
             }
         }
     }

@@ -6,9 +6,9 @@
 //!
 //! | target | keys of `set` |
 //! |---|---|
-//! | `flows.<name>` (a `udp_cbr` or `udp_poisson` flow) | `rate_mbps` (> 0): the rate from the next packet on |
+//! | `flows.<name>` (a `udp_cbr` or `udp_poisson` flow) | `rate_mbps` (1e-6..=1e6, 1 bit/s to 1 Tbit/s, as in a scenario): the rate from the next packet on |
 //! | `stations.<name>` (a station of a Wi-Fi last hop) | `snr_db`: the mean SNR of both its links from now on (fading stays) |
-//! | `aps.<name>.law` (an AP that runs Law) | `limit_q_ms`, `limit_h_ms` (> 0): Law's limits from now on |
+//! | `aps.<name>.law` (an AP that runs Law) | `limit_q_ms`, `limit_h_ms` (0.001..=10000, as in a scenario): Law's limits from now on |
 //! | `aps.<name>.hw` (an AP whose `linux` path has `hw_time_limit_us`) | `time_limit_us` (100..=1000000): the hardware time limit of the PSDUs that reach the head of a hardware queue from now on |
 //! | `aps.<name>.lastpq` (an AP that runs LAST-PQ) | `demand_ms = { <flow> = ms }`, `percentile = { <flow> = β }`: a prioritized flow's demand from the next window on; `add_flows = [{ flow, demand_ms, percentile }]` (as LAST-PQ's `flows`): flows to prioritize from their next packet on (spec §16 `add_flow`) |
 //! | `aps.<name>.<mechanism>` | what that mechanism's hook accepts (Zhuge, FastAck and ABC take none) |
@@ -120,10 +120,10 @@ fn resolve_flow(sc: &Scenario, name: &str, set: &Map<String, Value>) -> Result<T
     // The scenario's own bounds for a rate (1 bit/s to 1 Tbit/s): a faster source floods the run's
     // memory with packets.
     if rate > crate::scenario::MAX_RATE_MBPS {
-        return Err((Some("rate_mbps".into()), format!("must be at most 1e6 Mbit/s (1 Tbit/s), got {rate:e}")));
+        return Err((Some("rate_mbps".into()), format!("must be at most 1e6 Mbit/s (1 Tbit/s), got {}", crate::scenario::shown(rate))));
     }
     if crate::units::BitRate::from_mbps_f64(rate).is_none() {
-        return Err((Some("rate_mbps".into()), format!("must be at least 1 bit/s (1e-6 Mbit/s), got {rate:e}")));
+        return Err((Some("rate_mbps".into()), format!("must be at least 1 bit/s (1e-6 Mbit/s), got {}", crate::scenario::shown(rate))));
     }
     Ok(Target::FlowRate(i as u32, rate))
 }
@@ -168,8 +168,12 @@ fn resolve_ap(sc: &Scenario, rest: &str, set: &Map<String, Value>, earlier: &[&C
     }
     only(set, keys)?;
     if m.law().is_some() {
-        positive(set, "limit_q_ms")?;
-        positive(set, "limit_h_ms")?;
+        for key in ["limit_q_ms", "limit_h_ms"] {
+            if let Some(v) = set.get(key) {
+                let Some(x) = v.as_f64() else { return Err((Some(key.into()), format!("must be a number of milliseconds, got {v}"))) };
+                crate::mech::law::check_limit_ms(x).map_err(|m| (Some(key.to_string()), m))?;
+            }
+        }
         return Ok(Target::Path(crate::sim::topology::ap_node(sc, ai)));
     }
     if let crate::mech::MechanismConfig::Lastpq(p) = m {

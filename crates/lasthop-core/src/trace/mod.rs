@@ -63,7 +63,7 @@ fn two_columns(path: &Path, text: &str, what: &str, rule: &str, value_ok: impl F
             }
         }
         if !value_ok(v) {
-            return Err(err(i + 1, format!("{what} must be {rule}, got {v:e}")));
+            return Err(err(i + 1, format!("{what} must be {rule}, got {}", crate::scenario::shown(v))));
         }
         out.push((t, v));
     }
@@ -199,6 +199,8 @@ mod tests {
         assert!(e.contains("above the engine's 1 Tbit/s"), "{e}");
         let mahi = tmp("m.mahi", "1\n2\n");
         assert!(crate::link::trace_server(mahi.to_str().unwrap(), None, 1.0).is_ok());
+        let e = crate::link::trace_server(mahi.to_str().unwrap(), None, 1e-4).expect_err("refused");
+        assert!(e.ends_with("each delivery opportunity carries less than 1 byte once scaled by 1e-4: nothing can ever be delivered"), "{e}");
         let e = crate::link::trace_server(mahi.to_str().unwrap(), None, 1e20).expect_err("refused");
         assert!(e.contains("mean rate of") && e.contains("above the engine's 1 Tbit/s"), "{e}");
         let e = read_mahimahi(&tmp("late.mahi", "1\n2000000000000000\n")).unwrap_err();

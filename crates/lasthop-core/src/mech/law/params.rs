@@ -71,18 +71,24 @@ impl Default for LawParams {
     }
 }
 
+/// Law's latency limits, `limit_q_ms` and `limit_h_ms`, in ms: from 1 µs (a shorter one is no limit the
+/// engine's clock keeps) to 10 s, in a scenario and in a run-time command alike.
+pub const LIMIT_MS: std::ops::RangeInclusive<f64> = 0.001..=10_000.0;
+
+/// `Err(message)` unless `v` is a usable latency limit ([`LIMIT_MS`]).
+pub fn check_limit_ms(v: f64) -> Result<(), String> {
+    if LIMIT_MS.contains(&v) {
+        Ok(())
+    } else {
+        Err(format!("must be a number of milliseconds in 0.001..=10000, got {}", crate::scenario::shown(v)))
+    }
+}
+
 impl LawParams {
     /// Checks ranges; `Err((field, message))` names the offending key.
     pub fn validate(&self) -> Result<(), (&'static str, String)> {
-        let ms = |field: &'static str, v: f64| {
-            if v.is_finite() && v > 0.0 && v <= 10_000.0 {
-                Ok(())
-            } else {
-                Err((field, format!("must be a positive number of milliseconds (at most 10000), got {v}")))
-            }
-        };
-        ms("limit_q_ms", self.limit_q_ms)?;
-        ms("limit_h_ms", self.limit_h_ms)?;
+        check_limit_ms(self.limit_q_ms).map_err(|m| ("limit_q_ms", m))?;
+        check_limit_ms(self.limit_h_ms).map_err(|m| ("limit_h_ms", m))?;
         let at_least_one = |field: &'static str, v: u64| if v >= 1 { Ok(()) } else { Err((field, "must be at least 1".to_string())) };
         at_least_one("hw_psdus", self.hw_psdus as u64)?;
         at_least_one("cleanup_hw_tries", self.cleanup_hw_tries as u64)?;
