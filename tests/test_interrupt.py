@@ -28,11 +28,11 @@ def endless() -> dict[str, Any]:
     return d
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
-def test_sigint_exits_130_without_a_summary(tmp_path: Path) -> None:
-    write_scenario(tmp_path / "long.toml", endless())
-    proc = subprocess.Popen([sys.executable, "-m", "lasthop", "run", "long.toml", "--out", "out"],
-                            preexec_fn=ctrl_c_able, cwd=tmp_path,
+def _interrupted_run(cwd: Path, scenario: str) -> tuple[int, str, float]:
+    """``lasthop run SCENARIO --out out`` in ``cwd``, sent SIGINT half a second after the run starts:
+    its exit code, its stderr after the first line, and the seconds it took to stop."""
+    proc = subprocess.Popen([sys.executable, "-m", "lasthop", "run", scenario, "--out", "out"],
+                            preexec_fn=ctrl_c_able, cwd=cwd,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stderr is not None
@@ -48,7 +48,14 @@ def test_sigint_exits_130_without_a_summary(tmp_path: Path) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert proc.returncode == 130, err
+    return proc.returncode, err, stopped_in
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_sigint_exits_130_without_a_summary(tmp_path: Path) -> None:
+    write_scenario(tmp_path / "long.toml", endless())
+    returncode, err, stopped_in = _interrupted_run(tmp_path, "long.toml")
+    assert returncode == 130, err
     assert "interrupted" in err and "Traceback" not in err
     assert stopped_in < 5
     assert not (tmp_path / "out" / "summary.json").exists()
@@ -65,21 +72,8 @@ def test_an_interrupted_rerun_keeps_the_run_already_there(tmp_path: Path) -> Non
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     before = (tmp_path / "out" / "summary.json").read_bytes()
-    proc = subprocess.Popen([sys.executable, "-m", "lasthop", "run", "long.toml", "--out", "out"],
-                            preexec_fn=ctrl_c_able, cwd=tmp_path,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert proc.stderr is not None
-        assert proc.stderr.readline().startswith("lasthop: running")
-        time.sleep(0.5)
-        assert proc.poll() is None, "the run should still be going"
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=20)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 130, err
+    returncode, err, _ = _interrupted_run(tmp_path, "long.toml")
+    assert returncode == 130, err
     assert (tmp_path / "out" / "summary.json").read_bytes() == before
     kept = lasthop.RunResult.load(tmp_path / "out")
     assert len(kept.packets) > 0 and list(kept.flows["flow"]) == ["video", "bulk"]

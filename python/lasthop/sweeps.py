@@ -384,9 +384,10 @@ def gather(res: SweepResult) -> None:
             flows = pd.read_parquet(d / "flows.parquet")
         except Exception as e:  # noqa: BLE001 - pyarrow's errors vary; the file is named
             from lasthop.errors import RunDirError
+            from lasthop.result import _first_line
 
-            raise RunDirError(f"{d / 'flows.parquet'}: cannot read: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__} "
-                              f"(remove {d} to run the point again)") from None
+            raise RunDirError(f"{d / 'flows.parquet'}: cannot read: {_first_line(e)} (remove {d} to run the point "
+                              "again)") from None
         head = pd.DataFrame({**{k: [_cell(v)] * len(flows) for k, v in p.params.items()},
                              "seed": [p.seed] * len(flows), "point": [p.key] * len(flows)})
         frames.append(pd.concat([head, flows.reset_index(drop=True)], axis=1))
