@@ -78,13 +78,14 @@ fn default_coherence_ms() -> f64 {
 pub enum FadingConfig {
     /// |h|² ~ Exp(1).
     Rayleigh {
-        /// Coherence time; default 20 ms (indoor walking, `wifi-model.md` §4.3).
+        /// Coherence time, at least 0.1 ms; default 20 ms (indoor walking, `wifi-model.md` §4.3).
         #[serde(default = "default_coherence_ms")]
         coherence_ms: f64,
     },
     /// Line of sight with Rician factor K (dB).
     Rician {
         k_db: f64,
+        /// Coherence time, at least 0.1 ms; default 20 ms.
         #[serde(default = "default_coherence_ms")]
         coherence_ms: f64,
     },

@@ -137,6 +137,20 @@ impl Fading {
     }
 }
 
+/// The shortest coherence time, ms. The channel is constant over a PPDU (`wifi-model.md` §4.3), so a
+/// block shorter than a short PPDU is outside the model; and every block is drawn in order, so a tiny
+/// one made a run crawl (1e-300 ms: one draw per nanosecond of simulated time).
+pub const MIN_COHERENCE_MS: f64 = 0.1;
+
+/// Checks a coherence time; the error is the message after the key.
+pub fn check_coherence_ms(v: f64) -> Result<(), String> {
+    if v.is_finite() && v >= MIN_COHERENCE_MS {
+        Ok(())
+    } else {
+        Err(format!("must be at least {MIN_COHERENCE_MS} ms (a PPDU sees one channel), got {}", crate::scenario::shown(v)))
+    }
+}
+
 /// The diversity order of `nss` streams received on `n_rx` antennas: N_rx − N_SS + 1, at least 1.
 pub fn diversity_order(n_rx: u8, nss: u8) -> usize {
     (n_rx.saturating_sub(nss.max(1)) as usize + 1).min(MAX_BRANCHES)
@@ -271,9 +285,12 @@ impl ChannelModel {
             ChannelConfig::Office(_) => unreachable!("handled above"),
         };
         match fading {
-            Some(FadingConfig::Rayleigh { coherence_ms }) | Some(FadingConfig::Rician { coherence_ms, .. }) if !(coherence_ms.is_finite() && *coherence_ms > 0.0) => {
-                Err(("fading", format!("coherence_ms must be positive, got {coherence_ms}")))
+            Some(FadingConfig::Rayleigh { coherence_ms }) | Some(FadingConfig::Rician { coherence_ms, .. }) => {
+                check_coherence_ms(*coherence_ms).map_err(|m| ("fading", format!("coherence_ms {m}")))?
             }
+            None => {}
+        }
+        match fading {
             Some(FadingConfig::Rician { k_db, .. }) if !k_db.is_finite() => Err(("fading", "k_db must be finite".into())),
             _ => Ok(()),
         }
@@ -342,6 +359,20 @@ mod tests {
         assert_eq!(c.snr_db(SimTime::ZERO), 30.0);
         assert!((c.snr_db(SimTime::from_secs(2)) - 20.0).abs() < 1e-9);
         assert_eq!(c.snr_db(SimTime::from_secs(9)), 10.0);
+    }
+
+    /// A coherence time under 0.1 ms is refused: the fading draws every block in order, and 1e-300 ms
+    /// (a fuzzed value) had made a 0.2-s run take half a minute.
+    #[test]
+    fn coherence_time_has_a_floor() {
+        let with = |coherence_ms| ChannelConfig::FixedSnr { snr_db: 20.0, fading: Some(FadingConfig::Rician { k_db: 3.0, coherence_ms }) };
+        for bad in [1e-300, 0.0999, 0.0, -1.0, f64::NAN] {
+            let (key, msg) = ChannelModel::check(&with(bad)).unwrap_err();
+            assert_eq!(key, "fading");
+            assert!(msg.starts_with("coherence_ms must be at least 0.1 ms"), "{msg}");
+        }
+        assert!(ChannelModel::check(&with(0.1)).is_ok());
+        assert!(ChannelModel::check(&with(1e9)).is_ok());
     }
 
     #[test]

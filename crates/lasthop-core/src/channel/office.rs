@@ -22,11 +22,11 @@
 //! in time order, so the SNR is a function of time alone: query order and density do not change it,
 //! and a query earlier than the last one replays the process from the start.
 
-use super::Fading;
+use super::{check_coherence_ms, Fading};
+use crate::scenario::shown;
 use crate::rng::Rng;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
 
 /// `channel = { type = "office", snr_db = 30, ... }`; every field is optional.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -38,19 +38,19 @@ pub struct OfficeParams {
     pub drift_std_db: f64,
     /// Correlation time of the drift, s. Default 30.
     pub drift_tau_s: f64,
-    /// Grid of the drift process, ms. Default 100.
+    /// Grid of the drift process, ms, at least 1. Default 100.
     pub drift_step_ms: f64,
     /// Rician K of the fast fading, dB. Default 6 (a line of sight with strong office multipath).
     pub fading_k_db: f64,
-    /// Coherence time of the fast fading, ms. Default 30 (people walking at ~1 m/s, 5 GHz).
+    /// Coherence time of the fast fading, ms, at least 0.1. Default 30 (people walking at ~1 m/s, 5 GHz).
     pub coherence_ms: f64,
-    /// People crossing the line of sight, per second. Default 0.2 (12 per minute).
+    /// People crossing the line of sight, per second, at most 1000. Default 0.2 (12 per minute).
     pub deep_fade_rate_hz: f64,
     /// How long one crossing shadows the link, ms. Default 300.
     pub deep_fade_ms: f64,
     /// Body shadowing depth, dB. Default 15.
     pub deep_fade_db: f64,
-    /// Interference bursts per second. Default 0.5.
+    /// Interference bursts per second, at most 1000. Default 0.5.
     pub interference_rate_hz: f64,
     /// Mean burst length, ms (exponential). Default 40.
     pub interference_burst_ms: f64,
@@ -100,15 +100,28 @@ impl OfficeParams {
                 return Err((k, format!("must be zero or positive, got {v}")));
             }
         }
-        let positive = [("drift_tau_s", self.drift_tau_s), ("drift_step_ms", self.drift_step_ms), ("coherence_ms", self.coherence_ms)];
-        for (k, v) in positive {
-            if !(v.is_finite() && v > 0.0) {
-                return Err((k, format!("must be a positive number, got {v}")));
+        if !(self.drift_tau_s.is_finite() && self.drift_tau_s > 0.0) {
+            return Err(("drift_tau_s", format!("must be a positive number, got {}", shown(self.drift_tau_s))));
+        }
+        // The drift and the fading draw every grid step and block in order, so a tiny step made a run
+        // crawl (1e-300 ms: one draw per nanosecond).
+        if !(self.drift_step_ms.is_finite() && self.drift_step_ms >= MIN_DRIFT_STEP_MS) {
+            return Err(("drift_step_ms", format!("must be at least {MIN_DRIFT_STEP_MS} ms, got {}", shown(self.drift_step_ms))));
+        }
+        check_coherence_ms(self.coherence_ms).map_err(|m| ("coherence_ms", m))?;
+        for (k, v) in [("deep_fade_rate_hz", self.deep_fade_rate_hz), ("interference_rate_hz", self.interference_rate_hz)] {
+            if v > MAX_EVENT_RATE_HZ {
+                return Err((k, format!("must be at most {MAX_EVENT_RATE_HZ} per second, got {}", shown(v))));
             }
         }
         Ok(())
     }
 }
+
+/// The drift's finest grid, ms: it models slow changes (people moving about a room).
+pub const MIN_DRIFT_STEP_MS: f64 = 1.0;
+/// The most crossings or interference bursts per second: one every millisecond.
+pub const MAX_EVENT_RATE_HZ: f64 = 1000.0;
 
 fn ms_to_ns(ms: f64) -> u64 {
     (ms * 1e6).round() as u64
@@ -171,13 +184,14 @@ struct Bursts {
     rng0: Rng,
     rng: Rng,
     next_start: u64,
-    active: VecDeque<(u64, u64)>,
+    /// The latest end of the intervals started so far: one is active at `t` iff it is after `t`.
+    until: u64,
     last: u64,
 }
 
 impl Bursts {
     fn new(rate_hz: f64, mean_ms: f64, exponential: bool, rng: Rng) -> Self {
-        let mut b = Bursts { rate_hz, mean_ns: mean_ms * 1e6, exponential, rng0: rng.clone(), rng, next_start: 0, active: VecDeque::new(), last: 0 };
+        let mut b = Bursts { rate_hz, mean_ns: mean_ms * 1e6, exponential, rng0: rng.clone(), rng, next_start: 0, until: 0, last: 0 };
         b.reset();
         b
     }
@@ -191,7 +205,7 @@ impl Bursts {
 
     fn reset(&mut self) {
         self.rng = self.rng0.clone();
-        self.active.clear();
+        self.until = 0;
         self.last = 0;
         self.next_start = self.gap();
     }
@@ -204,11 +218,10 @@ impl Bursts {
         while self.next_start <= t {
             let len = if self.exponential { self.rng.exponential(self.mean_ns) } else { self.mean_ns };
             let start = self.next_start;
-            self.active.push_back((start, start.saturating_add(len.round() as u64)));
+            self.until = self.until.max(start.saturating_add(len.round() as u64));
             self.next_start = start.saturating_add(self.gap().max(1));
         }
-        self.active.retain(|&(_, end)| end > t);
-        !self.active.is_empty()
+        self.until > t
     }
 }
 
@@ -355,6 +368,19 @@ mod tests {
         assert!(OfficeParams::default().check().is_ok());
         assert_eq!(OfficeParams { deep_fade_ms: -1.0, ..p.clone() }.check().unwrap_err().0, "deep_fade_ms");
         assert_eq!(OfficeParams { coherence_ms: 0.0, ..p.clone() }.check().unwrap_err().0, "coherence_ms");
+        // Values that made the channel draw (or start bursts) without end: every block and grid step is
+        // drawn in order.
+        for bad in [
+            OfficeParams { coherence_ms: 1e-300, ..p.clone() },
+            OfficeParams { coherence_ms: 0.099, ..p.clone() },
+            OfficeParams { drift_step_ms: 1e-300, ..p.clone() },
+            OfficeParams { deep_fade_rate_hz: 1e300, ..p.clone() },
+            OfficeParams { interference_rate_hz: 1001.0, ..p.clone() },
+        ] {
+            let (key, msg) = bad.check().unwrap_err();
+            assert!(msg.starts_with("must be at"), "{key}: {msg}");
+        }
+        assert!(OfficeParams { coherence_ms: 0.1, drift_step_ms: 1.0, deep_fade_rate_hz: 1000.0, ..p.clone() }.check().is_ok());
         assert_eq!(OfficeParams { snr_db: f64::NAN, ..p }.check().unwrap_err().0, "snr_db");
     }
 }
