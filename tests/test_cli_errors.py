@@ -110,6 +110,17 @@ def test_missing_scenario_file(tmp_path: Path) -> None:
     assert "nope.toml: no such file" in r.stderr and "Traceback" not in r.stderr
 
 
+@pytest.mark.parametrize("command", ["run", "compare", "sweep", "reproduce", "emulate", "replay", "report"])
+def test_an_empty_out_is_refused_before_anything_is_written(small: Path, command: str) -> None:
+    """``--out ''`` named the current directory without a word: ``run`` wrote its tables there."""
+    before = sorted(p.name for p in small.parent.iterdir())
+    first = {"reproduce": "zhuge-rtp", "replay": "runs", "report": "runs"}.get(command, small.name)
+    r = lasthop_cli(command, first, "--out", "", cwd=small.parent)
+    assert r.returncode == 2, r.stderr
+    assert "Invalid value for '--out': an empty path: give a directory" in r.stderr and "Traceback" not in r.stderr
+    assert sorted(p.name for p in small.parent.iterdir()) == before
+
+
 @pytest.mark.parametrize(("args", "expected"), [
     (["run", "small.toml", "--sed", "3"], "No such option '--sed'"),
     (["run", "small.toml", "--seed", "-1"], "Invalid value for '--seed'"),
@@ -121,6 +132,9 @@ def test_missing_scenario_file(tmp_path: Path) -> None:
     (["bench", "--seconds", "nan"], "--seconds: must be a finite number of seconds, got nan"),
     (["bench", "--busy-seconds", "5"], "--busy-seconds sizes the --realistic bench: add --realistic"),
     (["bench", "--realistic", "--n", "5"], "--n picks a saturated scenario of the default bench, not of --realistic"),
+    (["bench", "--realistic", "--seconds", "5"], "--seconds sizes the saturated bench and --emulation; --realistic takes"),
+    (["bench", "--emulation", "--repeat", "2"], "--repeat does not apply to --emulation"),
+    (["bench", "--emulation", "--seconds", "31"], "with --emulation, iperf3's run time: at most 30 s (default 5), got 31"),
 ])
 def test_bad_flags_exit_2(small: Path, args: list[str], expected: str) -> None:
     r = lasthop_cli(*args, cwd=small.parent)

@@ -21,7 +21,7 @@ from lasthop.commands.validate import NS, SCENARIOS, _emit
 @click.option("--scenario", type=click.Choice(SCENARIOS), default=None, help="Run one scenario only.")
 @click.option("--n", "n_only", type=click.IntRange(min=1), default=None, help="Run one station count only.")
 @click.option("--seconds", default=10.0, show_default=True, type=click.FloatRange(min=0.0, min_open=True, max=1e6),
-              help="Simulated seconds per run.")
+              help="Simulated seconds per run; with --emulation, iperf3's run time (default 5, at most 30).")
 @click.option("--repeat", default=3, show_default=True, type=click.IntRange(min=1),
               help="Runs per point; the fastest is reported.")
 @click.option("--realistic", is_flag=True,
@@ -56,8 +56,16 @@ def command(as_json: bool, scenario: str | None, n_only: int | None, seconds: fl
         if given(name) and (realistic or emulation):
             raise click.UsageError(f"{flag} picks a saturated scenario of the default bench, not of "
                                    f"{'--realistic' if realistic else '--emulation'}")
+    if given("seconds") and realistic:
+        raise click.UsageError("--seconds sizes the saturated bench and --emulation; --realistic takes "
+                               "--busy-seconds and --anchor-seconds")
+    if given("repeat") and emulation:
+        raise click.UsageError("--repeat does not apply to --emulation, which runs each mode once")
     if seconds != seconds:  # NaN passes the range
         raise click.BadParameter(f"must be a finite number of seconds, got {seconds}", param_hint="--seconds")
+    if emulation and seconds > EMULATION_MAX_SECONDS:
+        raise click.BadParameter(f"with --emulation, iperf3's run time: at most {EMULATION_MAX_SECONDS:g} s "
+                                 f"(default 5), got {seconds:g}", param_hint="--seconds")
     if realistic:
         rows = realistic_rows(repeat, busy_seconds, anchor_seconds)
         if as_json:
@@ -76,7 +84,7 @@ def command(as_json: bool, scenario: str | None, n_only: int | None, seconds: fl
                              "lasthop run × ns-3 here": r.get("process_speedup_vs_ns3_here")} for r in rows]}, False, title)
         return
     if emulation:
-        _emit({"rows": emulation_rows(seconds=min(seconds, 5.0))}, as_json,
+        _emit({"rows": emulation_rows(seconds=seconds if given("seconds") else 5.0)}, as_json,
               "lasthop emulate: lag at 100 Mbit/s of iperf3 UDP (µs)")
         return
     try:
@@ -218,6 +226,9 @@ def anchor_side_by_side(repeat: int, seconds: float = 10.0) -> dict[str, Any]:
             "process_sim_s_per_wall_s": sim_s / best["lasthop run"],
             "process_speedup_vs_ns3_here": best["ns-3"] / best["lasthop run"]}
 
+
+EMULATION_MAX_SECONDS = 30.0
+"""The longest iperf3 run of ``bench --emulation`` (its scenario lasts 60 s)."""
 
 BENCH_SCENARIO = {
     "name": "bench-emulation", "duration_s": 60,

@@ -10,6 +10,8 @@ from typing import Any
 
 import click
 
+from lasthop.commands import OutDir
+
 
 # The terminal table: these flows.parquet columns when present (and set for some flow), in this order.
 # (column, header, scale, decimals); the HTML report and --json carry every column.
@@ -30,7 +32,7 @@ KEY_METRICS = (
 
 @click.command("compare")
 @click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--out", type=OutDir(),
               help="Directory for the runs (OUT/<variant>/) and the report (OUT/report/) "
                    "[default: runs/<scenario file stem>].")
 @click.option("--seed", type=click.IntRange(0, 2**64 - 1), help="Master seed for every variant (overrides the file's).")

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from lasthop.commands import OutDir
 from lasthop.errors import LasthopError
 from lasthop.scenario import Scenario
 
@@ -16,7 +17,7 @@ from lasthop.scenario import Scenario
 @click.argument("cmd", nargs=-1, type=click.UNPROCESSED, metavar="[-- COMMAND...]")
 @click.option("--duration", "duration_s", type=click.FloatRange(min=0, min_open=True), metavar="S",
               help="Stop after S seconds [default: when COMMAND exits, or the scenario's duration_s].")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--out", type=OutDir(),
               help="Run directory [default: runs/<scenario name>-emulated].")
 @click.option("--in", "node", metavar="NODE",
               help="The real node whose namespace runs COMMAND [default: the `to` end of the first external flow].")

@@ -7,12 +7,13 @@ from pathlib import Path
 
 import click
 
+from lasthop.commands import OutDir
 from lasthop.errors import LasthopError
 
 
 @click.command("replay")
 @click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--out", type=OutDir(),
               help="Run directory for the replay [default: RUN_DIR/replay].")
 @click.option("--json", "as_json", is_flag=True, help="Print the replay's summary as JSON on stdout.")
 @click.pass_context

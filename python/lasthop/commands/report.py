@@ -6,11 +6,13 @@ from pathlib import Path
 
 import click
 
+from lasthop.commands import OutDir
+
 
 
 @click.command("report")
 @click.argument("run_dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--out", type=OutDir(),
               help="Directory for report.html and its PNGs [default: RUN_DIR/report for one run, else "
                    "report/ beside the run directories].")
 @click.option("--title", help="Page title [default: the scenario's name and the number of runs].")

@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import click
+
+from lasthop.commands import OutDir
 from lasthop.commands._display import RunProgress, console, rows_table
 from lasthop.commands.run import _check_writable
 from lasthop.experiments import EXPERIMENTS, quick_scope, run_experiment, takes_trace
@@ -21,7 +23,7 @@ from lasthop.experiments import EXPERIMENTS, quick_scope, run_experiment, takes_
                    "Mahimahi) instead of their default trace families.")
 @click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
               help="Runs at a time in worker processes; the rows are identical to --jobs 1.")
-@click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--out", "out", type=OutDir(),
               help="Also write DIR/experiment.json and DIR/report.html (the paper's numbers beside ours, "
                    "a chart per metric by variant, every row), and keep every run in DIR/runs/<key> as a "
                    "sweep does: rerun with the same DIR, only the runs not complete there run.")

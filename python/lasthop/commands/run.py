@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from lasthop.commands import OutDir
 from lasthop.errors import LasthopError
 from lasthop.scenario import Scenario
 
@@ -61,7 +62,7 @@ def _check_writable(out: Path) -> None:
 @click.command("run")
 @click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--seed", type=click.IntRange(0, 2**64 - 1), help="Master seed (overrides the scenario's).")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--out", type=OutDir(),
               help="Run directory to write [default: runs/<scenario name>].")
 @click.option("--variant", metavar="NAME", help="Run the scenario's [[variants]] entry NAME instead of its base.")
 @click.option("--set", "sets", multiple=True, metavar="PATH=VALUE",

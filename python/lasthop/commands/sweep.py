@@ -10,13 +10,15 @@ from typing import TYPE_CHECKING
 
 import click
 
+from lasthop.commands import OutDir
+
 if TYPE_CHECKING:
     from lasthop.sweeps import Point
 
 
 @click.command("sweep")
 @click.argument("spec", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--out", type=OutDir(),
               help="Sweep directory: runs/<key>/ per point, results.parquet, summary.csv, report.html "
                    "[default: runs/sweep-<spec file stem>].")
 @click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
