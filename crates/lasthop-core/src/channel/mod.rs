@@ -239,11 +239,11 @@ impl ChannelModel {
         if let ChannelConfig::Office(p) = c {
             return p.check();
         }
-        let fin = |key: &'static str, v: f64| if v.is_finite() { Ok(()) } else { Err((key, format!("must be a finite number, got {v}"))) };
+        let fin = |key: &'static str, v: f64| if v.is_finite() { Ok(()) } else { Err((key, format!("must be a finite number, got {}", crate::scenario::shown(v)))) };
         let fading = match c {
             ChannelConfig::FixedSnr { snr_db, fading } => {
                 if !(SNR_RANGE_DB.contains(snr_db)) {
-                    return Err(("snr_db", format!("must be in {}..={} dB, got {snr_db}", SNR_RANGE_DB.start(), SNR_RANGE_DB.end())));
+                    return Err(("snr_db", format!("must be in {}..={} dB, got {}", SNR_RANGE_DB.start(), SNR_RANGE_DB.end(), crate::scenario::shown(*snr_db))));
                 }
                 fading
             }
@@ -253,7 +253,7 @@ impl ChannelModel {
             }
             ChannelConfig::LogDistance { distance_m, exponent, reference_loss_db, tx_power_dbm, noise_figure_db, fading } => {
                 if !(distance_m.is_finite() && *distance_m > 0.0) {
-                    return Err(("distance_m", format!("must be a positive number, got {distance_m}")));
+                    return Err(("distance_m", format!("must be a positive number, got {}", crate::scenario::shown(*distance_m))));
                 }
                 fin("exponent", *exponent)?;
                 fin("reference_loss_db", *reference_loss_db)?;

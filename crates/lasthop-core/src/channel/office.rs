@@ -83,7 +83,7 @@ impl OfficeParams {
         let finite = [("snr_db", self.snr_db), ("fading_k_db", self.fading_k_db)];
         for (k, v) in finite {
             if !v.is_finite() {
-                return Err((k, format!("must be a finite number, got {v}")));
+                return Err((k, format!("must be a finite number, got {}", shown(v))));
             }
         }
         let non_negative = [
@@ -97,7 +97,7 @@ impl OfficeParams {
         ];
         for (k, v) in non_negative {
             if !(v.is_finite() && v >= 0.0) {
-                return Err((k, format!("must be zero or positive, got {v}")));
+                return Err((k, format!("must be zero or positive, got {}", shown(v))));
             }
         }
         if !(self.drift_tau_s.is_finite() && self.drift_tau_s > 0.0) {

@@ -40,7 +40,7 @@ impl TbfParams {
     /// The first invalid field as (name, reason).
     pub fn validate(&self) -> Result<(), (&'static str, String)> {
         if !(self.rate_mbps.is_finite() && (1e-3..=1e6).contains(&self.rate_mbps)) {
-            return Err(("rate_mbps", format!("must be between 0.001 (1 kbit/s) and 1e6 Mbit/s, got {}", self.rate_mbps)));
+            return Err(("rate_mbps", format!("must be between 0.001 (1 kbit/s) and 1e6 Mbit/s, got {}", crate::scenario::shown(self.rate_mbps))));
         }
         if self.burst_bytes < 1514 {
             return Err(("burst_bytes", format!("must hold at least one 1514-byte frame, got {}", self.burst_bytes)));

@@ -311,7 +311,7 @@ fn check_tcp(tcp: &crate::transport::tcp::TcpParams, loc: &Loc, is: &mut Issues)
     is.positive(loc.key("tcp").key("rto_min_ms"), tcp.rto_min_ms);
     if let Some(m) = tcp.max_pacing_rate_mbps {
         if !(m.is_finite() && (0.01..=1e5).contains(&m)) {
-            is.push(loc.key("tcp").key("max_pacing_rate_mbps"), format!("must be between 0.01 and 100000 Mbit/s, got {m}"), json!(m));
+            is.push(loc.key("tcp").key("max_pacing_rate_mbps"), format!("must be between 0.01 and 100000 Mbit/s, got {}", super::shown(m)), json!(m));
         }
     }
     if let Err(e) = tcp.cc.validate() {
@@ -438,7 +438,7 @@ fn check_flow_common(sc: &Scenario, c: FlowCommon<'_>, loc: &Loc, names: &BTreeM
     }
     is.non_negative(loc.key("start_s"), c.start_s);
     if c.start_s.is_finite() && sc.duration_s.is_finite() && sc.duration_s > 0.0 && c.start_s >= sc.duration_s {
-        is.push(loc.key("start_s"), format!("starts after the run ends (duration_s = {})", sc.duration_s), json!(c.start_s));
+        is.push(loc.key("start_s"), format!("starts after the run ends (duration_s = {})", super::shown(sc.duration_s)), json!(c.start_s));
     }
     if let Some(stop) = c.stop_s {
         if !(stop.is_finite() && stop > c.start_s) {

@@ -52,7 +52,7 @@ fn two_columns(path: &Path, text: &str, what: &str, rule: &str, value_ok: impl F
         let t: f64 = cols[0].parse().map_err(|_| err(i + 1, format!("time {:?} is not a number", cols[0])))?;
         let v: f64 = cols[1].parse().map_err(|_| err(i + 1, format!("{what} {:?} is not a number", cols[1])))?;
         if !t.is_finite() || t < 0.0 {
-            return Err(err(i + 1, format!("time must be ≥ 0, got {t}")));
+            return Err(err(i + 1, format!("time must be ≥ 0, got {}", crate::scenario::shown(t))));
         }
         if t > MAX_TIME_S {
             return Err(err(i + 1, format!("time must be at most {MAX_TIME_S:e} s (about 31 years), got {t:e}")));

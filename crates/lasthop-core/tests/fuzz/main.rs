@@ -193,12 +193,21 @@ fn check(doc: &Value, base: &Path, what: &str) -> Result<(), TestCaseError> {
         // What a crash that cannot be caught (a stack overflow, an abort) was running.
         eprintln!("case: {what}");
     }
-    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        if let Ok(sc) = Scenario::from_json_str(&text, base) {
+    let mut refused = None;
+    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match Scenario::from_json_str(&text, base) {
+        Ok(sc) => {
             exercise(&sc);
             RAN.fetch_add(1, Ordering::Relaxed);
         }
+        Err(e) => refused = Some(e.to_string()),
     }));
+    if let Some(msg) = refused {
+        // A number is shown as a reader writes it: 1e300, not its 301 digits (`scenario::shown`).
+        let longest = msg.split(|c: char| !c.is_ascii_digit()).map(str::len).max().unwrap_or(0);
+        if longest > 24 {
+            return Err(TestCaseError::fail(format!("a {longest}-digit number in `{msg}` after {what}")));
+        }
+    }
     {
         if let Err(e) = run {
             let msg = e.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| e.downcast_ref::<String>().cloned()).unwrap_or_default();

@@ -2,6 +2,7 @@
 //! Defaults and their provenance are spec §17.1.
 
 use super::controller::{ControllerParams, DelayController};
+use crate::scenario::shown;
 use crate::time::SimDuration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -122,17 +123,17 @@ impl LastPqParams {
         let bad = |f: &str, r: String| Err((f.to_string(), r));
         for (f, v, lo, hi) in [("md", self.md, 0.0, 1.0), ("alpha_l", self.alpha_l, 0.0, 1.0), ("t_ctt_weight", self.t_ctt_weight, 0.0, 1.0)] {
             if !(v.is_finite() && v > lo && v < hi) {
-                return bad(f, format!("must be in ({lo}, {hi}), got {v}"));
+                return bad(f, format!("must be in ({lo}, {hi}), got {}", shown(v)));
             }
         }
         for (f, v) in [("mi", self.mi), ("window_ms", self.window_ms), ("guard_ms", self.guard_ms), ("active_ms", self.active_ms)] {
             if !(v.is_finite() && v > 0.0 && v <= 1e4) {
-                return bad(f, format!("must be a positive number up to 10000, got {v}"));
+                return bad(f, format!("must be a positive number up to 10000, got {}", shown(v)));
             }
         }
         for (f, v) in [("ai_us", self.ai_us), ("l_gi_ms", self.l_gi_ms), ("agg_cap_nonprio_us", self.agg_cap_nonprio_us)] {
             if !(v.is_finite() && (0.0..=1e6).contains(&v)) {
-                return bad(f, format!("must be zero or a positive number up to 1e6, got {v}"));
+                return bad(f, format!("must be zero or a positive number up to 1e6, got {}", shown(v)));
             }
         }
         let c = self.controller();
@@ -149,13 +150,13 @@ impl LastPqParams {
 /// Whether a demand (`ms` at percentile `percentile`) is usable: positive, with a band (α_L·ld > l_GI).
 pub fn check_demand(c: &ControllerParams, ms: f64, percentile: f64) -> Result<(), (&'static str, String)> {
     if !(ms.is_finite() && ms > 0.0 && ms <= 1e4) {
-        return Err(("demand_ms", format!("must be a positive number of ms up to 10000, got {}", crate::scenario::shown(ms))));
+        return Err(("demand_ms", format!("must be a positive number of ms up to 10000, got {}", shown(ms))));
     }
     if !DelayController::band_exists(c, ms) {
-        return Err(("demand_ms", format!("{ms} ms leaves no band: α_L·demand ({}) must exceed l_gi_ms ({})", c.alpha_l * ms, c.l_gi_ms)));
+        return Err(("demand_ms", format!("{} ms leaves no band: α_L·demand ({}) must exceed l_gi_ms ({})", shown(ms), shown(c.alpha_l * ms), shown(c.l_gi_ms))));
     }
     if !(percentile.is_finite() && percentile > 0.0 && percentile <= 100.0) {
-        return Err(("percentile", format!("must be in (0, 100], got {percentile}")));
+        return Err(("percentile", format!("must be in (0, 100], got {}", shown(percentile))));
     }
     Ok(())
 }

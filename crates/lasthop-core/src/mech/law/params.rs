@@ -106,7 +106,7 @@ impl LawParams {
             return Err(("probe_packets", format!("must be at most 16, got {}", self.probe_packets)));
         }
         if !(self.ewma_old_weight.is_finite() && (0.0..1.0).contains(&self.ewma_old_weight)) {
-            return Err(("ewma_old_weight", format!("must be in [0, 1), got {}", self.ewma_old_weight)));
+            return Err(("ewma_old_weight", format!("must be in [0, 1), got {}", crate::scenario::shown(self.ewma_old_weight))));
         }
         Ok(())
     }

@@ -2,6 +2,7 @@
 //! provenance are spec §6.
 
 use crate::mac::txpath::gate::ReleasePoint;
+use crate::scenario::shown;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -169,39 +170,39 @@ impl QairParams {
         let positive = |v: f64| v.is_finite() && v > 0.0;
         for (f, v, max) in [("t_target_ms", self.t_target_ms, 1e4), ("check_interval_ms", self.check_interval_ms, 1e4), ("r_min", self.r_min, 1e7), ("r_max", self.r_max, 1e7), ("depth", self.depth, 1e6)] {
             if !positive(v) || v > max {
-                return Err((f, format!("must be a positive number up to {max}, got {v}")));
+                return Err((f, format!("must be a positive number up to {max}, got {}", shown(v))));
             }
         }
         if let Some(n) = self.n_star {
             if !(n.is_finite() && n > 0.0 && n <= 100.0) {
-                return Err(("n_star", format!("must be a positive number up to 100, got {n}")));
+                return Err(("n_star", format!("must be a positive number up to 100, got {}", shown(n))));
             }
             if self.t_target_ms != QairParams::default().t_target_ms {
                 return Err(("n_star", format!("T_target is either given (t_target_ms = {}) or derived (n_star = {n}), not both", self.t_target_ms)));
             }
         }
         if !(self.alpha.is_finite() && (0.0..1.0).contains(&self.alpha)) {
-            return Err(("alpha", format!("must be in [0, 1), got {}", self.alpha)));
+            return Err(("alpha", format!("must be in [0, 1), got {}", shown(self.alpha))));
         }
         if !(self.delta.is_finite() && self.delta >= 0.0) {
-            return Err(("delta", format!("must be zero or positive, got {}", self.delta)));
+            return Err(("delta", format!("must be zero or positive, got {}", shown(self.delta))));
         }
         if !(self.decrease_floor.is_finite() && (0.0..1.0).contains(&self.decrease_floor)) {
-            return Err(("decrease_floor", format!("must be in [0, 1), got {}", self.decrease_floor)));
+            return Err(("decrease_floor", format!("must be in [0, 1), got {}", shown(self.decrease_floor))));
         }
         if self.r_min > self.r_max {
-            return Err(("r_min", format!("must not exceed r_max ({}), got {}", self.r_max, self.r_min)));
+            return Err(("r_min", format!("must not exceed r_max ({}), got {}", shown(self.r_max), shown(self.r_min))));
         }
         if let Some(r0) = self.r_0 {
             if !(r0.is_finite() && (self.r_min..=self.r_max).contains(&r0)) {
-                return Err(("r_0", format!("must be within [r_min, r_max] = [{}, {}], got {r0}", self.r_min, self.r_max)));
+                return Err(("r_0", format!("must be within [r_min, r_max] = [{}, {}], got {}", shown(self.r_min), shown(self.r_max), shown(r0))));
             }
         }
         if !self.tagged_flows.is_empty() && self.release_point != ReleasePoint::Psdu {
             return Err(("tagged_flows", "tags order the PSDUs held in the gate: set release_point = \"psdu\"".into()));
         }
         if self.depth < 1.0 {
-            return Err(("depth", format!("must be at least 1 token, got {}", self.depth)));
+            return Err(("depth", format!("must be at least 1 token, got {}", shown(self.depth))));
         }
         Ok(())
     }
