@@ -265,7 +265,11 @@ def test_replay_refuses_a_simulated_run(tmp_path: Path, small: Path) -> None:
                    capture_output=True, cwd=tmp_path)
     r = subprocess.run([sys.executable, "-m", "lasthop", "replay", str(tmp_path / "sim")], capture_output=True,
                        text=True, cwd=tmp_path)
-    assert r.returncode == 1 and "not an emulation's run directory" in r.stderr
+    assert r.returncode == 2 and "not an emulation's run directory" in r.stderr
+    for bad, expected in ((tmp_path / "none", "no such directory"), (tmp_path, "not a run directory")):
+        r = subprocess.run([sys.executable, "-m", "lasthop", "replay", str(bad)], capture_output=True, text=True,
+                           cwd=tmp_path)
+        assert r.returncode == 2 and expected in r.stderr and "Traceback" not in r.stderr, r.stderr
 
 
 def test_replay_names_damaged_inputs(tmp_path: Path, small: Path) -> None:
@@ -283,7 +287,7 @@ def test_replay_names_damaged_inputs(tmp_path: Path, small: Path) -> None:
             (tmp_path / "emu" / "inputs.parquet").write_bytes(content)
         r = subprocess.run([sys.executable, "-m", "lasthop", "replay", str(tmp_path / "emu")], capture_output=True,
                            text=True, cwd=tmp_path)
-        assert r.returncode == 1 and expected in r.stderr and "Traceback" not in r.stderr, r.stderr
+        assert r.returncode == 2 and expected in r.stderr and "Traceback" not in r.stderr, r.stderr
 
 
 def test_zhuge_holds_real_tcp_acks_read_in_the_clear(tmp_path: Path) -> None:

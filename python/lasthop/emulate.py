@@ -174,19 +174,18 @@ def replay(run_dir: str | os.PathLike[str]) -> RunResult:
     as it did (same event digest, same per-packet stage timestamps)."""
     import pandas as pd
 
-    from lasthop.result import _read_summary
+    from lasthop.errors import RunDirError
+    from lasthop.result import _read_summary, read_table
     from lasthop.sim import Sim
 
     d = Path(run_dir)
     summary = _read_summary(d, os.fspath(run_dir))
     emu = summary.get("emulation")
     if not isinstance(emu, dict) or not (d / INPUTS_FILE).is_file():
-        raise LasthopError(f"{run_dir}: not an emulation's run directory (no `emulation` in summary.json, "
+        raise RunDirError(f"{run_dir}: not an emulation's run directory (no `emulation` in summary.json, "
                            f"or no {INPUTS_FILE})")
     sc = Scenario.from_dict(summary["scenario"])
     sim = Sim(sc, seed=int(summary["seed"]))
-    from lasthop.errors import RunDirError
-    from lasthop.result import read_table
 
     inputs = read_table(d, INPUTS_FILE).to_pandas()  # a damaged file: a RunDirError naming it
     missing = [c for c in ("t_ns", "flow", "reverse", "size_bytes", "dscp") if c not in inputs]

@@ -20,11 +20,17 @@ from lasthop.errors import LasthopError
 def command(ctx: click.Context, run_dir: Path, out: Path | None, as_json: bool) -> None:
     """Feed the real packets an emulation recorded (RUN_DIR/inputs.parquet) to the same scenario and seed
     in simulation, each at its model time: the model decides exactly as it did in real time. Exit 1 if
-    the replay's event digest differs from the emulation's."""
-    from lasthop.cli import EXIT_ERROR
+    the replay's event digest differs from the emulation's, 2 if RUN_DIR is not an emulation's run
+    directory (or its files are damaged)."""
+    from lasthop.cli import EXIT_ERROR, EXIT_USAGE
     from lasthop.emulate import replay
+    from lasthop.errors import RunDirError
 
-    res = replay(run_dir)
+    try:
+        res = replay(run_dir)
+    except RunDirError as e:  # bad input, as `report` says of a run directory it cannot read
+        click.echo(f"error: {e}", err=True)
+        ctx.exit(EXIT_USAGE)
     out = out or run_dir / "replay"
     try:
         res.save(out)
