@@ -56,6 +56,14 @@ CASES = [
     ("a TXOP limit past its field", toml_dumps(_edit(["aps", 0, "last_hop"], {"type": "wifi", "edca_ap": {"be": {"txop_limit_us": 1000000000}}})),
      "aps[0].last_hop.edca_ap.be.txop_limit_us: must be at most 8160 µs (255 units of 32 µs), got 1000000000"),
     ("a flow logged twice", toml_dumps(_edit(["output"], {"flows": ["video", "video"]})), "output.flows[1]: 'video' is listed already (flows[0])"),
+    # Found by a review: a whole-valued or huge float where a whole number belongs was named at the
+    # tagged table around it (serde_json writes 20.0 and 1e+300 where Rust's {} writes 20 and 301 digits).
+    ("a whole-valued float for a count", toml_dumps(_edit(["links", 0, "queue"], {"type": "fifo", "packets": 20.0})),
+     "links[0].queue.packets: invalid type: floating point `20.0`, expected a whole number"),
+    ("a huge float for a count", toml_dumps(_edit(["links", 0, "queue"], {"type": "fifo", "packets": 1e300})),
+     "links[0].queue.packets: invalid type: floating point `1e+300`, expected a whole number"),
+    ("a QAir target given twice, tiny", toml_dumps(_edit(["aps", 0, "mechanisms"], [{"type": "qair", "n_star": 1e-300, "t_target_ms": 5}])),
+     "aps[0].mechanisms[0].n_star: T_target is either given (t_target_ms = 5) or derived (n_star = 1e-300), not both"),
     ("flows to log with nothing logged", toml_dumps(_edit(["output"], {"flows": ["video"], "packets": "none"})),
      'output.flows: selects the flows whose packets are logged; with packets = "none" none are'),
     ("nested too deeply", "x = " + "[" * 5000 + "]" * 5000 + "\n", "bad.toml: nested too deeply to read"),

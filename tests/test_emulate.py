@@ -280,6 +280,16 @@ def test_replay_names_damaged_inputs(tmp_path: Path, small: Path) -> None:
     summary = json.loads((tmp_path / "emu" / "summary.json").read_text())
     summary["emulation"] = {"ended_at_ns": summary["sim_end_ns"]}
     (tmp_path / "emu" / "summary.json").write_text(json.dumps(summary))
+    pd.DataFrame({"t_ns": [0], "flow": [0], "reverse": [False], "size_bytes": [100], "dscp": [0]}).to_parquet(
+        tmp_path / "emu" / "inputs.parquet")
+    for field in ("seed", "event_digest"):  # a summary.json without what the replay needs
+        damaged = {k: v for k, v in summary.items() if k != field}
+        (tmp_path / "emu" / "summary.json").write_text(json.dumps(damaged))
+        r = subprocess.run([sys.executable, "-m", "lasthop", "replay", str(tmp_path / "emu")], capture_output=True,
+                           text=True, cwd=tmp_path)
+        assert r.returncode == 2 and "summary.json: not an emulation's summary (KeyError" in r.stderr, r.stderr
+        assert "Traceback" not in r.stderr
+    (tmp_path / "emu" / "summary.json").write_text(json.dumps(summary))
     for content, expected in ((b"garbage", "inputs.parquet: cannot read"), (None, "inputs.parquet: not an emulation's inputs (no column t_ns")):
         if content is None:
             pd.DataFrame({"x": [1]}).to_parquet(tmp_path / "emu" / "inputs.parquet")

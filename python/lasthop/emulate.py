@@ -184,8 +184,14 @@ def replay(run_dir: str | os.PathLike[str]) -> RunResult:
     if not isinstance(emu, dict) or not (d / INPUTS_FILE).is_file():
         raise RunDirError(f"{run_dir}: not an emulation's run directory (no `emulation` in summary.json, "
                            f"or no {INPUTS_FILE})")
-    sc = Scenario.from_dict(summary["scenario"])
-    sim = Sim(sc, seed=int(summary["seed"]))
+    try:  # what the replay needs of summary.json, read before anything runs
+        doc, seed = summary["scenario"], int(summary["seed"])
+        ended_at_ns, digest = int(emu["ended_at_ns"]), str(summary["event_digest"])
+    except (KeyError, TypeError, ValueError) as e:
+        raise RunDirError(f"{os.path.join(os.fspath(run_dir), 'summary.json')}: not an emulation's summary "
+                          f"({type(e).__name__}: {e})") from None
+    sc = Scenario.from_dict(doc)
+    sim = Sim(sc, seed=seed)
 
     inputs = read_table(d, INPUTS_FILE).to_pandas()  # a damaged file: a RunDirError naming it
     missing = [c for c in ("t_ns", "flow", "reverse", "size_bytes", "dscp") if c not in inputs]
@@ -205,8 +211,8 @@ def replay(run_dir: str | os.PathLike[str]) -> RunResult:
         sim.advance_to_ns(t)
         sim.inject(flow, size, reverse=rev, dscp=dscp, tcp=seg, rtp_seq=seq, rtcp=bool(is_rtcp),
                    rtcp_twcc=None if fb is None else bytes(fb))
-    sim.advance_to_ns(int(emu["ended_at_ns"]))
+    sim.advance_to_ns(ended_at_ns)
     res = sim.finish()
-    res.summary["replay_of"] = {"run_dir": os.fspath(run_dir), "event_digest": summary["event_digest"],
-                                "identical": res.summary["event_digest"] == summary["event_digest"]}
+    res.summary["replay_of"] = {"run_dir": os.fspath(run_dir), "event_digest": digest,
+                                "identical": res.summary["event_digest"] == digest}
     return res

@@ -11,8 +11,11 @@ use pyo3::types::PyDict;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 
-fn duration(name: &str, v: f64) -> PyResult<SimDuration> {
-    SimDuration::from_secs_f64(v).filter(|d| !d.is_zero()).ok_or_else(|| PyValueError::new_err(format!("{name}: must be a positive number of seconds, got {v}")))
+/// `v` (in units of `unit` seconds, as the caller gave it) as a duration of at least 1 ns.
+fn duration(name: &str, v: f64, unit: f64) -> PyResult<SimDuration> {
+    SimDuration::from_secs_f64(v * unit)
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| PyValueError::new_err(format!("{name}: must be a positive number of at least 1 ns, got {}", lasthop_core::scenario::shown(v))))
 }
 
 #[pyfunction]
@@ -37,8 +40,8 @@ pub(crate) fn emulate<'py>(
     let mut sc = Scenario::from_json_str(scenario_json, Path::new(base_dir)).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let seed = seed.unwrap_or(sc.seed);
     let cfg = EmuConfig {
-        duration: duration_s.map(|d| duration("duration_s", d)).transpose()?,
-        lag_budget: duration("lag_budget_us", lag_budget_us * 1e-6)?,
+        duration: duration_s.map(|d| duration("duration_s", d, 1.0)).transpose()?,
+        lag_budget: duration("lag_budget_us", lag_budget_us, 1e-6)?,
         spin: SimDuration::from_secs_f64(spin_us * 1e-6).ok_or_else(|| PyValueError::new_err("spin_us: must be >= 0"))?,
         command,
         command_node,

@@ -20,8 +20,9 @@ from lasthop.commands.validate import NS, SCENARIOS, _emit
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @click.option("--scenario", type=click.Choice(SCENARIOS), default=None, help="Run one scenario only.")
 @click.option("--n", "n_only", type=click.IntRange(min=1), default=None, help="Run one station count only.")
-@click.option("--seconds", default=10.0, show_default=True, type=click.FloatRange(min=0.0, min_open=True, max=1e6),
-              help="Simulated seconds per run; with --emulation, iperf3's run time (default 5, at most 30).")
+@click.option("--seconds", default=10.0, show_default=False, type=click.FloatRange(min=0.0, min_open=True, max=1e6),
+              help="Simulated seconds per run [default: 10]; with --emulation, iperf3's run time [default: 5, "
+                   "at most 30].")
 @click.option("--repeat", default=3, show_default=True, type=click.IntRange(min=1),
               help="Runs per point; the fastest is reported.")
 @click.option("--realistic", is_flag=True,

@@ -147,7 +147,7 @@ pub fn check_coherence_ms(v: f64) -> Result<(), String> {
     if v.is_finite() && v >= MIN_COHERENCE_MS {
         Ok(())
     } else {
-        Err(format!("must be at least {MIN_COHERENCE_MS} ms (a PPDU sees one channel), got {}", crate::scenario::shown(v)))
+        Err(format!("must be at least {MIN_COHERENCE_MS} ms (shorter blocks are outside the model), got {}", crate::scenario::shown(v)))
     }
 }
 

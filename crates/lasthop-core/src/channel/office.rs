@@ -370,15 +370,16 @@ mod tests {
         assert_eq!(OfficeParams { coherence_ms: 0.0, ..p.clone() }.check().unwrap_err().0, "coherence_ms");
         // Values that made the channel draw (or start bursts) without end: every block and grid step is
         // drawn in order.
-        for bad in [
-            OfficeParams { coherence_ms: 1e-300, ..p.clone() },
-            OfficeParams { coherence_ms: 0.099, ..p.clone() },
-            OfficeParams { drift_step_ms: 1e-300, ..p.clone() },
-            OfficeParams { deep_fade_rate_hz: 1e300, ..p.clone() },
-            OfficeParams { interference_rate_hz: 1001.0, ..p.clone() },
+        for (bad, want, says) in [
+            (OfficeParams { coherence_ms: 1e-300, ..p.clone() }, "coherence_ms", "must be at least 0.1 ms"),
+            (OfficeParams { coherence_ms: 0.099, ..p.clone() }, "coherence_ms", "must be at least 0.1 ms"),
+            (OfficeParams { drift_step_ms: 1e-300, ..p.clone() }, "drift_step_ms", "must be at least 1 ms, got 1e-300"),
+            (OfficeParams { deep_fade_rate_hz: 1e300, ..p.clone() }, "deep_fade_rate_hz", "must be at most 1000 per second, got 1e300"),
+            (OfficeParams { interference_rate_hz: 1001.0, ..p.clone() }, "interference_rate_hz", "must be at most 1000 per second"),
         ] {
             let (key, msg) = bad.check().unwrap_err();
-            assert!(msg.starts_with("must be at"), "{key}: {msg}");
+            assert_eq!(key, want, "{msg}");
+            assert!(msg.starts_with(says), "{key}: {msg}");
         }
         assert!(OfficeParams { coherence_ms: 0.1, drift_step_ms: 1.0, deep_fade_rate_hz: 1000.0, ..p.clone() }.check().is_ok());
         assert_eq!(OfficeParams { snr_db: f64::NAN, ..p }.check().unwrap_err().0, "snr_db");

@@ -123,7 +123,8 @@ fn unexpected(v: &serde_json::Value) -> Option<String> {
     Some(match v {
         V::String(s) => format!("string {s:?}"),
         V::Bool(b) => format!("boolean `{b}`"),
-        V::Number(n) if n.is_f64() => format!("floating point `{}`", n.as_f64()?),
+        // As serde_json writes it in its messages (`20.0`, `1e+300`), not as Rust's `{}` writes the f64.
+        V::Number(n) if n.is_f64() => format!("floating point `{n}`"),
         V::Number(n) => format!("integer `{n}`"),
         V::Array(_) => "sequence".into(),
         V::Object(_) => "map".into(),

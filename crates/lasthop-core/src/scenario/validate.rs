@@ -457,7 +457,7 @@ fn check_commands(sc: &Scenario, is: &mut Issues) {
     for (i, c) in sc.commands.iter().enumerate() {
         let loc = Loc::root().key("commands").index(i);
         if !(c.at_s.is_finite() && (0.0..=sc.duration_s).contains(&c.at_s)) {
-            is.push(loc.key("at_s"), format!("must be within the run, 0..={} s", sc.duration_s), json!(c.at_s));
+            is.push(loc.key("at_s"), format!("must be within the run, 0..={} s", super::shown(sc.duration_s)), json!(c.at_s));
         }
         if let Err((key, msg)) = crate::sim::command::resolve(sc, &c.target, &c.set, &before[i]) {
             match key {

@@ -249,7 +249,7 @@ fn resolve_lastpq(sc: &Scenario, ai: usize, target: &str, p: &crate::mech::lastp
                     c.target == target && c.set.get("add_flows").and_then(Value::as_array).is_some_and(|l| l.iter().any(|e| e.get("flow").and_then(Value::as_str) == Some(name.as_str())))
                 });
                 let hint = match later {
-                    Some((k, c)) => format!("commands[{k}] adds it at {} s, after this command", c.at_s),
+                    Some((k, c)) => format!("commands[{k}] adds it at {} s, after this command", crate::scenario::shown(c.at_s)),
                     None => "add it with add_flows".into(),
                 };
                 return Err((at(key), format!("'{name}' is not a flow LAST-PQ prioritizes here (it prioritizes {here}; {hint})")));

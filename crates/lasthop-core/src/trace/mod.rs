@@ -59,7 +59,7 @@ fn two_columns(path: &Path, text: &str, what: &str, rule: &str, value_ok: impl F
         }
         if let Some(&(prev, _)) = out.last() {
             if t <= prev {
-                return Err(err(i + 1, format!("times must increase: {t} after {prev}")));
+                return Err(err(i + 1, format!("times must increase: {} after {}", crate::scenario::shown(t), crate::scenario::shown(prev))));
             }
         }
         if !value_ok(v) {

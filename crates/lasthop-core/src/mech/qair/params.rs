@@ -178,7 +178,7 @@ impl QairParams {
                 return Err(("n_star", format!("must be a positive number up to 100, got {}", shown(n))));
             }
             if self.t_target_ms != QairParams::default().t_target_ms {
-                return Err(("n_star", format!("T_target is either given (t_target_ms = {}) or derived (n_star = {n}), not both", self.t_target_ms)));
+                return Err(("n_star", format!("T_target is either given (t_target_ms = {}) or derived (n_star = {}), not both", shown(self.t_target_ms), shown(n))));
             }
         }
         if !(self.alpha.is_finite() && (0.0..1.0).contains(&self.alpha)) {
