@@ -373,21 +373,22 @@ def gather(res: SweepResult) -> None:
     """Writes ``results.parquet`` (every complete point × flow), ``summary.csv`` and ``report.html``."""
     import pandas as pd
 
+    from lasthop.errors import RunDirError
+    from lasthop.result import FLOWS_FILE, read_table
+
+    # Only what finished: the points found complete before the sweep and those run well now (a damaged
+    # point whose rerun failed or was interrupted keeps its old files; it is not gathered, and its
+    # failure is reported).
+    done = {*res.reused, *res.ran}
     frames = []
     for p in res.points:
-        d = res.run_dir(p.key)
-        # Only what finished and reads back (a damaged point whose rerun failed or was interrupted keeps
-        # its old files; it is not gathered, and its failure is reported).
-        if p.key in res.failed or not _complete(d):
+        if p.key not in done:
             continue
+        d = res.run_dir(p.key)
         try:
-            flows = pd.read_parquet(d / "flows.parquet")
-        except Exception as e:  # noqa: BLE001 - pyarrow's errors vary; the file is named
-            from lasthop.errors import RunDirError
-            from lasthop.result import _first_line
-
-            raise RunDirError(f"{d / 'flows.parquet'}: cannot read: {_first_line(e)} (remove {d} to run the point "
-                              "again)") from None
+            flows = read_table(d, FLOWS_FILE).to_pandas()
+        except RunDirError as e:
+            raise RunDirError(f"{e} (remove {d} to run the point again)") from None
         head = pd.DataFrame({**{k: [_cell(v)] * len(flows) for k, v in p.params.items()},
                              "seed": [p.seed] * len(flows), "point": [p.key] * len(flows)})
         frames.append(pd.concat([head, flows.reset_index(drop=True)], axis=1))

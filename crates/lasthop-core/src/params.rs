@@ -14,8 +14,8 @@ impl ParamError {
     /// its key there (`codel.interval_us`).
     pub(crate) fn in_codel(self) -> ParamError {
         let field = match self.field {
+            // The one field `CodelParams::validate` names; a field it comes to name needs its arm here.
             "interval_us" => "codel.interval_us",
-            "target_us" => "codel.target_us",
             other => other,
         };
         ParamError { field, ..self }

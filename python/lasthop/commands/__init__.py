@@ -16,6 +16,6 @@ class OutDir(click.Path):
         super().__init__(file_okay=False, path_type=Path)
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if isinstance(value, str) and value == "":
+        if value == "":
             self.fail("an empty path: give a directory (`.` for the current one)", param, ctx)
         return super().convert(value, param, ctx)

@@ -30,6 +30,7 @@ pub use office::OfficeParams;
 use crate::phy::error::noise_floor_dbm;
 use crate::phy::mcs::ChannelWidth;
 use crate::rng::Rng;
+use crate::scenario::shown;
 pub use config::{ChannelConfig, FadingConfig};
 use crate::time::SimTime;
 use crate::trace::read_snr_series;
@@ -147,7 +148,7 @@ pub fn check_coherence_ms(v: f64) -> Result<(), String> {
     if v.is_finite() && v >= MIN_COHERENCE_MS {
         Ok(())
     } else {
-        Err(format!("must be at least {MIN_COHERENCE_MS} ms (shorter blocks are outside the model), got {}", crate::scenario::shown(v)))
+        Err(format!("must be at least {MIN_COHERENCE_MS} ms (shorter blocks are outside the model), got {}", shown(v)))
     }
 }
 
@@ -239,11 +240,11 @@ impl ChannelModel {
         if let ChannelConfig::Office(p) = c {
             return p.check();
         }
-        let fin = |key: &'static str, v: f64| if v.is_finite() { Ok(()) } else { Err((key, format!("must be a finite number, got {}", crate::scenario::shown(v)))) };
+        let fin = |key: &'static str, v: f64| if v.is_finite() { Ok(()) } else { Err((key, format!("must be a finite number, got {}", shown(v)))) };
         let fading = match c {
             ChannelConfig::FixedSnr { snr_db, fading } => {
                 if !(SNR_RANGE_DB.contains(snr_db)) {
-                    return Err(("snr_db", format!("must be in {}..={} dB, got {}", SNR_RANGE_DB.start(), SNR_RANGE_DB.end(), crate::scenario::shown(*snr_db))));
+                    return Err(("snr_db", format!("must be in {}..={} dB, got {}", SNR_RANGE_DB.start(), SNR_RANGE_DB.end(), shown(*snr_db))));
                 }
                 fading
             }
@@ -253,7 +254,7 @@ impl ChannelModel {
             }
             ChannelConfig::LogDistance { distance_m, exponent, reference_loss_db, tx_power_dbm, noise_figure_db, fading } => {
                 if !(distance_m.is_finite() && *distance_m > 0.0) {
-                    return Err(("distance_m", format!("must be a positive number, got {}", crate::scenario::shown(*distance_m))));
+                    return Err(("distance_m", format!("must be a positive number, got {}", shown(*distance_m))));
                 }
                 fin("exponent", *exponent)?;
                 fin("reference_loss_db", *reference_loss_db)?;
@@ -274,7 +275,7 @@ impl ChannelModel {
                     }
                     // As a fixed SNR and a run-time `snr_db` are: what a radio can see.
                     if !SNR_RANGE_DB.contains(&w.1) {
-                        return Err(("points", format!("point {i}: the SNR must be in {}..={} dB, got {}", SNR_RANGE_DB.start(), SNR_RANGE_DB.end(), crate::scenario::shown(w.1))));
+                        return Err(("points", format!("point {i}: the SNR must be in {}..={} dB, got {}", SNR_RANGE_DB.start(), SNR_RANGE_DB.end(), shown(w.1))));
                     }
                     if w.0 > crate::scenario::MAX_TIME_S {
                         return Err(("points", format!("point {i}: the time must be at most 1e9 s, got {:e}", w.0)));
@@ -284,14 +285,11 @@ impl ChannelModel {
             }
             ChannelConfig::Office(_) => unreachable!("handled above"),
         };
-        match fading {
-            Some(FadingConfig::Rayleigh { coherence_ms }) | Some(FadingConfig::Rician { coherence_ms, .. }) => {
-                check_coherence_ms(*coherence_ms).map_err(|m| ("fading", format!("coherence_ms {m}")))?
-            }
-            None => {}
-        }
-        match fading {
-            Some(FadingConfig::Rician { k_db, .. }) if !k_db.is_finite() => Err(("fading", "k_db must be finite".into())),
+        let Some(f) = fading else { return Ok(()) };
+        let (FadingConfig::Rayleigh { coherence_ms } | FadingConfig::Rician { coherence_ms, .. }) = f;
+        check_coherence_ms(*coherence_ms).map_err(|m| ("fading", format!("coherence_ms {m}")))?;
+        match f {
+            FadingConfig::Rician { k_db, .. } if !k_db.is_finite() => Err(("fading", "k_db must be finite".into())),
             _ => Ok(()),
         }
     }

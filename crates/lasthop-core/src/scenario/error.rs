@@ -118,9 +118,9 @@ fn plain_expected(msg: &str) -> String {
 }
 
 /// serde's description of a JSON value in "invalid type/value" messages (`string "x"`, `integer `-1``).
-fn unexpected(v: &serde_json::Value) -> Option<String> {
+fn unexpected(v: &serde_json::Value) -> String {
     use serde_json::Value as V;
-    Some(match v {
+    match v {
         V::String(s) => format!("string {s:?}"),
         V::Bool(b) => format!("boolean `{b}`"),
         // As serde_json writes it in its messages (`20.0`, `1e+300`), not as Rust's `{}` writes the f64.
@@ -129,12 +129,12 @@ fn unexpected(v: &serde_json::Value) -> Option<String> {
         V::Array(_) => "sequence".into(),
         V::Object(_) => "map".into(),
         V::Null => "null".into(),
-    })
+    }
 }
 
 /// Every location under `v` (relative) whose value serde would describe as `desc`.
 fn find_described(v: &serde_json::Value, desc: &str, at: &mut Vec<LocItem>, found: &mut Vec<Vec<LocItem>>) {
-    if unexpected(v).as_deref() == Some(desc) && !at.is_empty() {
+    if unexpected(v) == desc && !at.is_empty() {
         found.push(at.clone());
     }
     match v {

@@ -169,10 +169,7 @@ fn resolve_ap(sc: &Scenario, rest: &str, set: &Map<String, Value>, earlier: &[&C
     only(set, keys)?;
     if m.law().is_some() {
         for key in ["limit_q_ms", "limit_h_ms"] {
-            if let Some(v) = set.get(key) {
-                let Some(x) = v.as_f64() else { return Err((Some(key.into()), format!("must be a number of milliseconds, got {v}"))) };
-                crate::mech::law::check_limit_ms(x).map_err(|m| (Some(key.to_string()), m))?;
-            }
+            number(set, key, |x| crate::mech::law::LIMIT_MS.contains(&x), "a number of milliseconds in 0.001..=10000")?;
         }
         return Ok(Target::Path(crate::sim::topology::ap_node(sc, ai)));
     }

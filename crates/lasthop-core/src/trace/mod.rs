@@ -8,7 +8,7 @@
 //!
 //! Blank lines and lines starting with `#` are skipped in the two-column formats.
 
-use crate::scenario::{MAX_RATE_MBPS, MAX_TIME_S};
+use crate::scenario::{shown, MAX_RATE_MBPS, MAX_TIME_S};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -52,18 +52,18 @@ fn two_columns(path: &Path, text: &str, what: &str, rule: &str, value_ok: impl F
         let t: f64 = cols[0].parse().map_err(|_| err(i + 1, format!("time {:?} is not a number", cols[0])))?;
         let v: f64 = cols[1].parse().map_err(|_| err(i + 1, format!("{what} {:?} is not a number", cols[1])))?;
         if !t.is_finite() || t < 0.0 {
-            return Err(err(i + 1, format!("time must be ≥ 0, got {}", crate::scenario::shown(t))));
+            return Err(err(i + 1, format!("time must be ≥ 0, got {}", shown(t))));
         }
         if t > MAX_TIME_S {
             return Err(err(i + 1, format!("time must be at most {MAX_TIME_S:e} s (about 31 years), got {t:e}")));
         }
         if let Some(&(prev, _)) = out.last() {
             if t <= prev {
-                return Err(err(i + 1, format!("times must increase: {} after {}", crate::scenario::shown(t), crate::scenario::shown(prev))));
+                return Err(err(i + 1, format!("times must increase: {} after {}", shown(t), shown(prev))));
             }
         }
         if !value_ok(v) {
-            return Err(err(i + 1, format!("{what} must be {rule}, got {}", crate::scenario::shown(v))));
+            return Err(err(i + 1, format!("{what} must be {rule}, got {}", shown(v))));
         }
         out.push((t, v));
     }

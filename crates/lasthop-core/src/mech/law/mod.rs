@@ -90,4 +90,4 @@ pub fn install(p: &LawParams, node: &mut crate::mech::NodeBuilder) -> Result<(),
 mod tests;
 
 pub use control::{LawControl, LawStats, Loss, ProbeTag, State, SwTxReport, TxPlan};
-pub use params::{check_limit_ms, LawParams, LIMIT_MS};
+pub use params::{LawParams, LIMIT_MS};

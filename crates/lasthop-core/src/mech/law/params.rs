@@ -76,7 +76,7 @@ impl Default for LawParams {
 pub const LIMIT_MS: std::ops::RangeInclusive<f64> = 0.001..=10_000.0;
 
 /// `Err(message)` unless `v` is a usable latency limit ([`LIMIT_MS`]).
-pub fn check_limit_ms(v: f64) -> Result<(), String> {
+fn check_limit_ms(v: f64) -> Result<(), String> {
     if LIMIT_MS.contains(&v) {
         Ok(())
     } else {
