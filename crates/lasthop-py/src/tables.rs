@@ -146,11 +146,13 @@ struct Table {
     path: PathBuf,
     /// Once opened: the writer and the table's schema.
     writer: Option<(ArrowWriter<File>, Arc<Schema>)>,
+    /// The file again (a duplicate descriptor), to flush each row group to disk as it is written.
+    disk: Option<File>,
 }
 
 impl Table {
     fn new(path: PathBuf) -> Table {
-        Table { path, writer: None }
+        Table { path, writer: None, disk: None }
     }
 
     /// Writes `cols` as a row group (no rows: only opens the file, so that a table without rows still
@@ -158,6 +160,7 @@ impl Table {
     fn write(&mut self, cols: Vec<Column>, pandas_version: &str) -> Result<(), String> {
         if self.writer.is_none() {
             let file = File::create(&self.path).map_err(|e| at(&self.path, e))?;
+            self.disk = Some(file.try_clone().map_err(|e| at(&self.path, e))?);
             // As pyarrow writes by default: snappy, statistics per column chunk (no page index).
             let mut props = WriterProperties::builder()
                 .set_compression(Compression::SNAPPY)
@@ -175,6 +178,11 @@ impl Table {
         if batch.num_rows() > 0 {
             w.write(&batch).map_err(|e| at(path, e))?;
             w.flush().map_err(|e| at(path, e))?;
+            // To disk now, on this thread, while the engine runs: the sync at the close then has only the
+            // last row group and the footer to write (ns-3's anchor: its 28 ms after the run → 1 ms).
+            if let Some(disk) = &self.disk {
+                disk.sync_data().map_err(|e| at(path, e))?;
+            }
         }
         Ok(())
     }
