@@ -56,6 +56,19 @@ impl SimTime {
     pub fn as_ms_f64(self) -> f64 {
         self.0 as f64 * 1e-6
     }
+    /// The earliest of `times` that is set (`None` when none is): a component's next wake-up from its
+    /// parts'. A plain loop: `into_iter().flatten().min()` over the array compiled to 8 KB of shuffles,
+    /// 6 % of the busy BSS's engine in an RTC call's `next_wakeup` alone.
+    #[inline]
+    pub fn earliest<const N: usize>(times: [Option<SimTime>; N]) -> Option<SimTime> {
+        let mut first: Option<SimTime> = None;
+        for t in times.into_iter().flatten() {
+            if first.is_none_or(|f| t < f) {
+                first = Some(t);
+            }
+        }
+        first
+    }
     /// Time elapsed since `earlier`; zero if `earlier` is later than `self`.
     pub fn saturating_since(self, earlier: SimTime) -> SimDuration {
         SimDuration(self.0.saturating_sub(earlier.0))

@@ -209,7 +209,7 @@ impl RtcSession {
     /// The next time [`poll`](Self::poll) has work.
     pub fn next_wakeup(&self) -> Option<SimTime> {
         let capture = Some(self.source.next_capture()).filter(|&t| t < self.stop);
-        [capture, self.pacer.next_release(), self.twcc.next_feedback(), self.rx.next_wakeup()].into_iter().flatten().min()
+        SimTime::earliest([capture, self.pacer.next_release(), self.twcc.next_feedback(), self.rx.next_wakeup()])
     }
 
     /// Does what is due at `now`: encodes frames, releases paced packets (into `send`), and the

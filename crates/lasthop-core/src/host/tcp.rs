@@ -64,7 +64,7 @@ impl TcpHost {
     fn rearm(&mut self, s: &mut dyn Socket) {
         let now = s.now();
         let video = self.video.as_ref().and_then(|v| v.sender.next_wakeup());
-        let next = [self.sender.next_wakeup(now).filter(|&w| w < self.stop), self.receiver.next_wakeup(), video].into_iter().flatten().min();
+        let next = SimTime::earliest([self.sender.next_wakeup(now).filter(|&w| w < self.stop), self.receiver.next_wakeup(), video]);
         rearm(s, &mut self.timer, next);
     }
 

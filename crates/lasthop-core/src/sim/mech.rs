@@ -107,7 +107,7 @@ impl ApMech {
     }
 
     fn next_wakeup(&self) -> Option<SimTime> {
-        [self.hook.next_wakeup(), self.held.next_wakeup()].into_iter().flatten().min()
+        SimTime::earliest([self.hook.next_wakeup(), self.held.next_wakeup()])
     }
 
     pub(crate) fn stats(&self) -> serde_json::Value {

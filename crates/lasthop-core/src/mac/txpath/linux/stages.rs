@@ -94,7 +94,7 @@ impl LinuxPath {
     /// driver handles a completion t_irq after the hardware signalled it, or the shaper's next packet
     /// can leave.
     pub fn next_wakeup(&self) -> Option<SimTime> {
-        [self.gate_wakeup, self.irq.front().map(|i| i.due), self.tbf_wakeup].into_iter().flatten().min()
+        SimTime::earliest([self.gate_wakeup, self.irq.front().map(|i| i.due), self.tbf_wakeup])
     }
 
     /// The time came: the driver handles the completions due, in the order the hardware signalled
