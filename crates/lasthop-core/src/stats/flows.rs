@@ -56,45 +56,88 @@ pub const RTT_HIGH: SimDuration = SimDuration::from_ms(200);
 /// A loss run is this many consecutive packets or more (Law's "consecutive losses").
 pub const LOSS_RUN: u64 = 5;
 
-/// A set of sequence numbers (a flow's lost packets), one bit per number up to the highest: duplicates
-/// fold, and runs of consecutive numbers are counted in one pass over the words. Losses come in the
-/// order packets are dropped, far from sequence order under an AQM (39 of every 63 losses on ns-3's
-/// anchor followed a higher one), so the list it replaces had to be sorted at the end: 24 ms of that
-/// run's 0.7 s. A flow's sequence numbers count its packets from 0 (TCP, whose numbers are bytes, keeps
-/// no set), so the bits take 1/64 of the list's memory at any loss above 1 in 64.
-#[derive(Debug, Clone, Default)]
-pub struct SeqSet {
-    words: Vec<u64>,
+/// A set of sequence numbers (a flow's lost packets) in whichever form is smaller: a list while the
+/// numbers are few, one bit per number up to the highest once the list would take more (more than one
+/// number in 64). Losses come in the order packets are dropped, far from sequence order under an AQM
+/// (39 of every 63 losses on ns-3's anchor followed a higher one), so a list has to be sorted before its
+/// runs are counted: on that anchor, where half the packets are lost, that sort took 24 ms of the run's
+/// 0.7 s; the bits are counted in one pass, and fold duplicates as they come. A flow's sequence numbers
+/// count its packets from 0 (TCP, whose numbers are bytes, keeps no set), so the bits take at most one
+/// per packet sent, and a call that loses one packet in a thousand keeps its list (a bit per packet would
+/// take 16 times its memory over a day).
+#[derive(Debug, Clone)]
+pub enum SeqSet {
+    /// The numbers as they came, and the highest.
+    List(Vec<u64>, u64),
+    /// Bit `s % 64` of word `s / 64` is number `s`.
+    Bits(Vec<u64>),
+}
+
+impl Default for SeqSet {
+    fn default() -> Self {
+        SeqSet::List(Vec::new(), 0)
+    }
 }
 
 impl SeqSet {
     pub fn insert(&mut self, seq: u64) {
-        let w = (seq / 64) as usize;
-        if w >= self.words.len() {
-            self.words.resize(w + 1, 0);
+        match self {
+            SeqSet::List(list, max) => {
+                list.push(seq);
+                *max = (*max).max(seq);
+                // The list is the larger once it holds more than one number per 64 up to its highest (and
+                // at least 64: 512 bytes).
+                if list.len() >= 64 && list.len() as u64 * 64 > *max {
+                    let mut words = Vec::new();
+                    for &s in list.iter() {
+                        set_bit(&mut words, s);
+                    }
+                    *self = SeqSet::Bits(words);
+                }
+            }
+            SeqSet::Bits(words) => set_bit(words, seq),
         }
-        self.words[w] |= 1 << (seq % 64);
     }
 
     /// Runs of at least `min` (≥ 1) consecutive numbers, each counted once.
-    pub fn runs_at_least(&self, min: u64) -> u64 {
+    pub fn runs_at_least(&mut self, min: u64) -> u64 {
         let (mut runs, mut len) = (0, 0u64);
-        for &w in &self.words {
-            if w == 0 {
-                len = 0;
-                continue;
-            }
-            for bit in 0..64 {
-                if w >> bit & 1 == 1 {
-                    len += 1;
+        match self {
+            SeqSet::List(list, _) => {
+                list.sort_unstable();
+                list.dedup();
+                for (i, &s) in list.iter().enumerate() {
+                    len = if i > 0 && list[i - 1] + 1 == s { len + 1 } else { 1 };
                     runs += (len == min) as u64;
-                } else {
-                    len = 0;
+                }
+            }
+            SeqSet::Bits(words) => {
+                for &w in words.iter() {
+                    if w == 0 {
+                        len = 0;
+                        continue;
+                    }
+                    for bit in 0..64 {
+                        if w >> bit & 1 == 1 {
+                            len += 1;
+                            runs += (len == min) as u64;
+                        } else {
+                            len = 0;
+                        }
+                    }
                 }
             }
         }
         runs
     }
+}
+
+fn set_bit(words: &mut Vec<u64>, seq: u64) {
+    let w = (seq / 64) as usize;
+    if w >= words.len() {
+        words.resize(w + 1, 0);
+    }
+    words[w] |= 1 << (seq % 64);
 }
 
 impl FlowTracker {
@@ -185,6 +228,7 @@ impl FlowTracker {
         let mut rtt_ms = |q: f64| self.rtts.percentile(q).map(|v| v as f64 * 1e-6);
         let (rtt_p50, rtt_p95, rtt_p99) = (rtt_ms(50.0), rtt_ms(95.0), rtt_ms(99.0));
         let high = self.rtts.count_above(RTT_HIGH.as_ns());
+        let loss_runs = self.loss_runs.then(|| self.lost_seqs.runs_at_least(LOSS_RUN));
         let per_s = |n: f64| if window_s > 0.0 { n / window_s } else { 0.0 };
         let v = self.video.map(|v| v.0);
         let finite = |x: f64| x.is_finite().then_some(x);
@@ -211,7 +255,7 @@ impl FlowTracker {
             rtt_p95_ms: rtt_p95,
             rtt_p99_ms: rtt_p99,
             rtt_over_200ms_ratio: (!self.rtts.is_empty()).then(|| high as f64 / self.rtts.len() as f64),
-            loss_runs5_per_s: self.loss_runs.then(|| per_s(self.lost_seqs.runs_at_least(LOSS_RUN) as f64)),
+            loss_runs5_per_s: loss_runs.map(|n| per_s(n as f64)),
             goodput_mbps: self.goodput.map(|(a, b)| per_s((b - a) as f64 * 8.0) * 1e-6),
             bitrate_mbps: self.video.map(|v| per_s(v.1 as f64 * 8.0) * 1e-6),
             frames_decoded: v.map(|v| v.frames_decoded),
@@ -399,8 +443,15 @@ mod tests {
             }
             let mut set = SeqSet::default();
             seqs.iter().for_each(|&s| set.insert(s));
+            assert!(matches!(set, SeqSet::Bits(_)), "300 numbers below 400 take fewer bits than a list");
             assert_eq!(set.runs_at_least(5), expected, "{seqs:?}");
         }
+        // Sparse numbers (one in a hundred) stay a list, whose runs are the same.
+        let seqs: Vec<u64> = (0..500).map(|i| i * 100).chain((7_000..7_010).rev()).chain([20_001, 20_002]).collect();
+        let mut set = SeqSet::default();
+        seqs.iter().for_each(|&s| set.insert(s));
+        assert!(matches!(set, SeqSet::List(..)), "510 numbers up to 49,900 as a list");
+        assert_eq!(set.runs_at_least(5), 1);
     }
 
     #[test]
