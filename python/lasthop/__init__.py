@@ -25,13 +25,20 @@ if TYPE_CHECKING:
     from lasthop.sweeps import SweepResult, sweep
 
 
-def __getattr__(name: str) -> object:
-    """``sweep`` and ``SweepResult``, imported when first named: ``lasthop run`` never needs them, and
-    they cost every command ≈ 7 ms of start-up (tempfile, shutil, random)."""
-    if name in ("sweep", "SweepResult"):
-        from lasthop import sweeps
+if not TYPE_CHECKING:
+    def __getattr__(name: str) -> object:
+        """``sweep`` and ``SweepResult``, imported when first named: ``lasthop run`` never needs them, and
+        they cost every command's start-up a few ms (tempfile, shutil, random). Hidden from type
+        checkers, which would otherwise accept any name of the package."""
+        if name in ("sweep", "SweepResult"):
+            from lasthop import sweeps
 
-        return getattr(sweeps, name)
-    raise AttributeError(f"module 'lasthop' has no attribute {name!r}")
+            globals()[name] = value = getattr(sweeps, name)
+            return value
+        raise AttributeError(f"module 'lasthop' has no attribute {name!r}")
+
+    def __dir__() -> list[str]:
+        return sorted({*globals(), "sweep", "SweepResult"})
+
 
 __all__ = ["Scenario", "run", "Sim", "Egress", "RunResult", "sweep", "SweepResult", "LasthopError", "ScenarioError", "TraceFormatError", "__version__"]

@@ -169,6 +169,7 @@ fn run<'py>(
     let (mut out, tap) = sim.finish_with_tap();
     // The rows left at the end, then the files closed (every table has its file, rows or not).
     let rest = [
+        tables::Chunk::RunEnded,
         tables::Chunk::Packets(std::mem::take(&mut out.packets)),
         tables::Chunk::Tx(std::mem::take(&mut out.tx), out.tx_links.clone()),
         tables::Chunk::Rtt(std::mem::take(&mut out.rtt)),
