@@ -24,16 +24,17 @@ def _fixed(mcs: int) -> Json:
 
 
 def plan_airtime_fairness(opts: Options) -> list[PlannedRun]:
-    """One AP, two saturated downlink stations: "fast" (2 streams, MCS15, 130 Mbit/s) and "slow" (MCS0,
-    6.5 Mbit/s), both on clean channels. Variants: the airtime-fairness scheduler off
+    """One AP, two saturated downlink stations: "fast" (a two-stream
+    station on a two-stream BSS, MCS15, 130 Mbit/s) and "slow" (a one-stream station, MCS0, 6.5 Mbit/s), both on
+    clean channels. Variants: the airtime-fairness scheduler off
     (round robin per PSDU, as before mac80211's AFS) and on. Expected (Høiland-Jørgensen et al., ATC'17):
     with fairness the airtime shares are within 10 % of equal and the aggregate throughput is higher."""
     duration = 4.0 if opts.quick else 20.0
     return [PlannedRun(variant, topology.single_ap(
         f"airtime-fairness-{variant}", duration_s=duration, warmup_s=1.0, server="server",
-        last_hop=topology.wifi(ap_path=_linux(airtime_fairness=afs)),
+        last_hop=topology.wifi(ap_path=_linux(airtime_fairness=afs), max_nss=2),
         stations=[topology.station("fast", topology.fixed_snr(35.0), downlink_rate_control=_fixed(15)),
-                  topology.station("slow", topology.fixed_snr(10.0), downlink_rate_control=_fixed(0))],
+                  topology.station("slow", topology.fixed_snr(10.0), downlink_rate_control=_fixed(0), max_nss=1)],
         flows=[topology.saturated(name, "server", name, 400) for name in ("fast", "slow")],
         link_delay_ms=1.0, packets=False), opts.seed) for variant, afs in (("afs_off", False), ("afs_on", True))]
 

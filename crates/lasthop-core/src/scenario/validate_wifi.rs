@@ -156,11 +156,15 @@ pub(crate) fn check_station(sc: &Scenario, s: &Station, loc: &Loc, is: &mut Issu
         if let (Some(w), Some(rc)) = (wifi, rc) {
             match fixed_txvector(w, rc) {
                 Err(e) => is.push(loc.key(key), e.to_string(), json!(null)),
-                Ok(txv) if s.max_nss.is_some() && matches!(rc, RateControlConfig::Fixed { .. }) && txv.nss > w.max_nss.max(1) => is.push(
-                    loc.key(key),
-                    format!("the fixed rate needs {} spatial streams; the station has {} (max_nss)", txv.nss, w.max_nss.max(1)),
-                    json!(null),
-                ),
+                // A station that sets no max_nss has the BSS's streams, and no more.
+                Ok(txv) if matches!(rc, RateControlConfig::Fixed { .. }) && txv.nss > w.max_nss.max(1) => {
+                    let whose = if s.max_nss.is_some() { "max_nss" } else { "the BSS's max_nss; it sets none" };
+                    is.push(
+                        loc.key(key),
+                        format!("the fixed rate needs {} spatial streams; the station has {} ({whose})", txv.nss, w.max_nss.max(1)),
+                        json!(null),
+                    );
+                }
                 Ok(_) => {}
             }
             if let (Some(_), "downlink_rate_control") = (ap.and_then(|a| a.law()), key) {

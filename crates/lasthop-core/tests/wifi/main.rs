@@ -524,6 +524,13 @@ fn a_station_uses_at_most_its_own_spatial_streams() {
     assert!(err("max_nss = 4\n").contains("stations[0].max_nss: must be in 1..=3 (the BSS's max_nss), got 4"), "{}", err("max_nss = 4\n"));
     let fixed = "max_nss = 2\nrate_control = { type = \"fixed\", mcs = 23 }\n";
     assert!(err(fixed).contains("stations[0].rate_control: the fixed rate needs 3 spatial streams; the station has 2"), "{}", err(fixed));
+    // A station without a max_nss of its own has the BSS's three streams, not four.
+    let four = "downlink_rate_control = { type = \"fixed\", mcs = 31 }\n";
+    assert!(
+        err(four).contains("stations[0].downlink_rate_control: the fixed rate needs 4 spatial streams; the station has 3 (the BSS's max_nss; it sets none)"),
+        "{}",
+        err(four)
+    );
     // A station's links that take the BSS's fixed rate must be able to carry it too.
     let bss_fixed = "standard = \"ht\", band = \"5ghz\", max_nss = 3, profile = \"linux\", rate_control = { type = \"fixed\", mcs = 16 }";
     let e = Scenario::from_toml_str(&bss(bss_fixed, &sta("phone", "max_nss = 2\n"), ""), Path::new(".")).unwrap_err().to_string();
