@@ -155,3 +155,29 @@ def test_a_file_that_is_not_an_anchors_file_is_named_so(tmp_path: Path) -> None:
     p = subprocess.run([*LASTHOP, "validate", "ns3", "--anchors", str(tmp_path / "x.csv"), "--seconds", "0.1"],
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 2 and "not an anchors file (a row without its 'scenario' column)" in p.stderr, p.stderr
+
+
+def test_the_ns3_downlink_example_is_the_validations_scenario() -> None:
+    """examples/ns3_downlink.toml is `lasthop validate ns3-delay`'s N = 5, AC_VI point over its default
+    window, so what a user runs from it is what the validation compares with ns-3."""
+    from lasthop import Scenario, downlink_anchor
+
+    repo = Path(__file__).resolve().parent.parent
+    example = Scenario.load(repo / "examples" / "ns3_downlink.toml").to_dict()
+    assert example == Scenario.from_dict(downlink_anchor.scenario(5, "vi")).to_dict()
+
+
+def test_the_native_module_is_built_with_the_engine_profile() -> None:
+    """`make build` optimizes the native module with the engine's profile (crates/lasthop-pgo): the
+    profile's functions must be the module's, or it optimizes nothing (their symbol hashes differ when
+    cargo unifies other features in the module's build)."""
+    repo = Path(__file__).resolve().parent.parent
+    profile = repo / "target" / "pgo" / "engine.profdata"
+    module = repo / "target" / "module" / "release" / "lib_lasthop.so"
+    if not module.exists():
+        pytest.skip("the native module was not built by `make build` (target/module)")
+    if not profile.exists() or profile.stat().st_size == 0:
+        pytest.skip("no engine profile: `make build` said why (llvm-profdata unavailable)")
+    p = subprocess.run([repo / "crates" / "lasthop-pgo" / "profile.sh", "--check", module],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
