@@ -65,7 +65,7 @@ $(STAMPS)/deps: pyproject.toml | $(PY)
 # empty and the module is built without it, and the build says so.
 PGO_PROFILE := target/pgo/engine.profdata
 PGO_INPUTS  := $(shell find crates/lasthop-core/src crates/lasthop-pgo/src -name '*.rs') crates/lasthop-pgo/profile.sh \
-               crates/lasthop-core/Cargo.toml crates/lasthop-pgo/Cargo.toml Cargo.lock $(wildcard examples/*.toml)
+               Cargo.toml crates/lasthop-core/Cargo.toml crates/lasthop-pgo/Cargo.toml Cargo.lock $(wildcard examples/*.toml)
 
 # The module builds in a target directory of its own: its RUSTFLAGS differ from those of cargo test and
 # clippy, which would otherwise rebuild each other's build scripts and proc macros.
