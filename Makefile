@@ -59,50 +59,57 @@ $(STAMPS)/deps: pyproject.toml | $(PY)
 	@mkdir -p $(STAMPS) && touch $@
 
 # Profile-guided optimization (PGO) of the native module: the engine's profile on the scenarios of
-# examples/ (crates/lasthop-pgo/profile.sh), taken again when the core, the trainer or an example
-# changes. With it the engine takes 15-20 % less time, also on the ns-3 downlink anchor at N = 10,
-# which is not among the examples (FIDELITY.md, "Speed"). Without llvm-profdata the profile file is left
-# empty and the module is built without it, and the build says so.
+# examples/ (crates/lasthop-pgo/profile.sh), taken again when the core, the trainer, an example or a
+# Cargo file changes (rustc records the profile in its dep-info, so cargo rebuilds the workspace's crates
+# with a new one). With it the engine takes 10-17 % less time, ≈ 11 % on the ns-3 downlink anchor at
+# N = 10, which is not among the examples (FIDELITY.md, "Speed"). When the profile cannot be taken (no
+# llvm-profdata, or a step failed) its file is left empty, the module is built without it (with thin
+# LTO, as before PGO), and the build says so. `make build PGO=0` skips profiling (a quicker edit-build
+# loop; the module is then built without the profile).
+PGO         ?= 1
 PGO_PROFILE := target/pgo/engine.profdata
 PGO_INPUTS  := $(shell find crates/lasthop-core/src crates/lasthop-pgo/src -name '*.rs') crates/lasthop-pgo/profile.sh \
-               Cargo.toml crates/lasthop-core/Cargo.toml crates/lasthop-pgo/Cargo.toml Cargo.lock $(wildcard examples/*.toml)
+               Cargo.toml crates/lasthop-core/Cargo.toml crates/lasthop-pgo/Cargo.toml Cargo.lock examples
+ifeq ($(PGO),1)
+PGO_DEP := $(PGO_PROFILE)
+endif
 
 # The module builds in a target directory of its own: its RUSTFLAGS differ from those of cargo test and
-# clippy, which would otherwise rebuild each other's build scripts and proc macros.
+# clippy, which would otherwise rebuild each other's build scripts and proc macros. The user's RUSTFLAGS
+# are kept (the trainer gets them too, so that both builds name their symbols alike).
 MATURIN = VIRTUAL_ENV=$(abspath $(VENV)) CARGO_TARGET_DIR=$(abspath target/module) \
-          RUSTFLAGS="$$(test -s $(PGO_PROFILE) && echo -Cprofile-use=$(abspath $(PGO_PROFILE)))" \
+          RUSTFLAGS="$${RUSTFLAGS:-} $$(test $(PGO) = 1 && test -s $(PGO_PROFILE) && echo -Cprofile-use=$(abspath $(PGO_PROFILE)))" \
+          CARGO_PROFILE_RELEASE_LTO=$$(test $(PGO) = 1 && test -s $(PGO_PROFILE) && echo false || echo thin) \
           $(VENV)/bin/maturin develop --release --quiet
 
+# `examples` (the directory) is an input so that a removed example also takes the profile again.
 $(PGO_PROFILE): $(PGO_INPUTS)
 	@echo "build: profiling the engine on examples/ (profile-guided optimization)"
 	@mkdir -p $(dir $@)
-	@crates/lasthop-pgo/profile.sh $@ || { rm -f $@; touch $@; \
+	@CARGO=$(CARGO) crates/lasthop-pgo/profile.sh $@ || { rm -f $@; touch $@; \
 	    echo "build: WARNING: no engine profile (above), so the native module is built without profile-guided" \
-	         "optimization and its engine is 15-20 % slower; remove $@ to try again" >&2; }
-	@# cargo does not track the profile's content: the engine's crate is rebuilt with the new one.
-	@CARGO_TARGET_DIR=$(abspath target/module) $(CARGO) clean --quiet --release -p lasthop-core
+	         "optimization and its engine is 10-17 % slower; remove $@ to try again" >&2; }
 
 # The first build installs the package (editable) with its `lasthop` script; later builds only rebuild
 # the native module in place (cargo makes that a no-op when nothing changed). Reinstalls when
 # pyproject.toml changes.
-$(STAMPS)/installed: $(STAMPS)/deps | $(PGO_PROFILE)
+$(STAMPS)/installed: $(STAMPS)/deps | $(PGO_DEP)
 	@echo "build: building the native module (release, profile-guided) and installing lasthop into $(VENV)"
 	@$(MATURIN) 2>&1 | $(QUIET_MATURIN)
 	@touch $@
 
-build: $(STAMPS)/installed $(PGO_PROFILE)
+build: $(STAMPS)/installed $(PGO_DEP)
 	@echo "build: native module (release, profile-guided, incremental)"
 	@$(MATURIN) --skip-install 2>&1 | $(QUIET_MATURIN)
-	@if test -s $(PGO_PROFILE); then crates/lasthop-pgo/profile.sh --check target/module/release/lib_lasthop.so || \
-	    echo "build: WARNING: the native module was built without a matching profile (above)" >&2; fi
 	@$(PY) -c "import lasthop._lasthop" || { echo "building the native module failed" >&2; exit 1; }
+	@if test $(PGO) = 1 && test -s $(PGO_PROFILE); then crates/lasthop-pgo/profile.sh --check python/lasthop/_lasthop.abi3.so || \
+	    echo "build: WARNING: the native module was built without a matching profile (above)" >&2; fi
 	@# Bytecode for the package's sources, as pip writes it for an installed package: without it, where
 	@# PYTHONDONTWRITEBYTECODE is set (this machine, many CI images), every lasthop command compiled
 	@# them again (50 ms of a 1-s run). A stale file is ignored by Python, so an edit needs no rebuild.
 	@$(PY) -m compileall -q python/lasthop
 
-# cargo test builds with the release-test profile (release without cross-crate LTO, see Cargo.toml):
-# half the build time of --release, the same test run time.
+# cargo test builds with the release-test profile (release without line tables, see Cargo.toml).
 rust-test:
 	@echo "rust-test: cargo clippy -D warnings, then cargo test (release-test profile)"
 	@$(CARGO) clippy --quiet --release --workspace --all-targets -- -D warnings

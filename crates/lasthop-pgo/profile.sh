@@ -17,10 +17,14 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 if [ "${1:-}" = --check ]; then
+    export LC_ALL=C  # join and sort must agree on the order of the symbols
+    trainer="$root/target/pgo-gen/release/lasthop-pgo-train"
+    [ -f "$trainer" ] || { echo "no profiled trainer at $trainer: the profile was not taken here" >&2; exit 1; }
+    [ -f "$2" ] || { echo "no module at $2" >&2; exit 1; }
     # lasthop-core's functions as "path hash" (generic ones can differ by the crate instantiating them;
     # when the metadata differs, every one does).
     symbols() { nm "$1" | sed -n 's/.* _ZN12lasthop_core\(.*\)17\(h[0-9a-f]\{16\}\)E$/\1 \2/p' | sort -u; }
-    read -r same differ < <(join <(symbols "$root/target/pgo-gen/release/lasthop-pgo-train") <(symbols "$2") |
+    read -r same differ < <(join <(symbols "$trainer") <(symbols "$2") |
                             awk '{ if ($2 == $3) s++; else d++ } END { print s + 0, d + 0 }')
     if [ "$same" = 0 ]; then
         echo "the engine profile does not match $2: of the lasthop-core functions it shares with the profiled" \
@@ -42,8 +46,10 @@ if [ ! -x "$profdata" ]; then
 fi
 raw="$root/target/pgo/raw"
 rm -rf "$raw"
-CARGO_TARGET_DIR="$root/target/pgo-gen" RUSTFLAGS="-Cprofile-generate=$raw" \
-    cargo build --quiet --release -p lasthop-pgo
+# The user's RUSTFLAGS are kept, as the module's build keeps them: rustc names symbols alike only when
+# both builds have the same flags (but the profile's own) and the same release profile (thin LTO off).
+CARGO_TARGET_DIR="$root/target/pgo-gen" RUSTFLAGS="${RUSTFLAGS:-} -Cprofile-generate=$raw" CARGO_PROFILE_RELEASE_LTO=false \
+    "${CARGO:-cargo}" build --quiet --release -p lasthop-pgo
 "$root/target/pgo-gen/release/lasthop-pgo-train" 20 "$root"/examples/*.toml
 "$profdata" merge -o "$out.partial" "$raw"
 mv "$out.partial" "$out"

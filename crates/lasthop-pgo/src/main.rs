@@ -4,7 +4,9 @@
 //! profile from which `make build` optimizes the native module (`profile.sh` beside this crate).
 //!
 //! Variants are applied here as `lasthop.variants` applies them (`unset`, then `set`, at paths such as
-//! `aps[0].last_hop.ap_path`), for the bare-key paths the examples use; any other path is an error.
+//! `aps[0].last_hop.ap_path`), for the bare-key paths the examples use; any other path is an error. A
+//! `set`'s entries are applied in key order (the TOML table here does not keep the file's order), so a
+//! `set` whose paths nest, which could depend on that order, is an error too.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -49,16 +51,27 @@ fn runs_of(path: &Path) -> Result<Vec<(String, Value)>, String> {
     for v in variants.as_ref().and_then(Value::as_array).into_iter().flatten() {
         let name = v.get("name").and_then(Value::as_str).unwrap_or("?").to_string();
         let mut doc = base.clone();
-        for p in v.get("unset").and_then(Value::as_array).into_iter().flatten() {
+        let unset = v.get("unset").map(|u| u.as_array().ok_or(format!("variant {name}: `unset` is not an array"))).transpose()?;
+        for p in unset.into_iter().flatten() {
             let p = p.as_str().ok_or(format!("variant {name}: an unset path is not a string"))?;
             edit(&mut doc, &parse(p)?, None).map_err(|e| format!("variant {name}: unset {p}: {e}"))?;
         }
-        for (p, value) in v.get("set").and_then(Value::as_table).into_iter().flatten() {
+        let set = v.get("set").map(|t| t.as_table().ok_or(format!("variant {name}: `set` is not a table"))).transpose()?;
+        let paths: Vec<&String> = set.into_iter().flat_map(|t| t.keys()).collect();
+        if let Some((a, b)) = paths.iter().flat_map(|a| paths.iter().map(move |b| (a, b))).find(|(a, b)| a != b && nests(a, b)) {
+            return Err(format!("variant {name}: set paths {a} and {b} nest"));
+        }
+        for (p, value) in set.into_iter().flatten() {
             edit(&mut doc, &parse(p)?, Some(value.clone())).map_err(|e| format!("variant {name}: set {p}: {e}"))?;
         }
         runs.push((name, doc));
     }
     Ok(runs)
+}
+
+/// Whether path `b` lies under path `a` (`aps[0]` and `aps[0].name`, `x` and `x[1]`).
+fn nests(a: &str, b: &str) -> bool {
+    b.strip_prefix(a).is_some_and(|rest| rest.starts_with('.') || rest.starts_with('['))
 }
 
 /// A step of a variant's path: a table's key or an array's index.
@@ -151,6 +164,37 @@ mod tests {
         edit(&mut d, &parse("aps[1]").unwrap(), None).unwrap();
         let want: Value = toml::from_str("[[aps]]\nlast_hop = { type = \"wifi\", ap_path = \"fifo\" }\n").unwrap();
         assert_eq!(d, want);
+    }
+
+    /// Every example and each of its variants is one the trainer can run: a path it cannot apply would
+    /// leave the module without its profile (the build would only warn).
+    #[test]
+    fn the_trainer_reads_every_example() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+        let mut files = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                files += 1;
+                for (name, doc) in runs_of(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())) {
+                    let text = toml::to_string(&doc).unwrap();
+                    Scenario::from_toml_str(&text, &dir).unwrap_or_else(|e| panic!("{} ({name}): {e}", path.display()));
+                }
+            }
+        }
+        assert!(files >= 10, "{files} examples in {}", dir.display());
+    }
+
+    #[test]
+    fn nested_set_paths_are_refused() {
+        assert!(nests("aps[0]", "aps[0].name") && nests("x", "x[1]") && !nests("aps[0]", "aps[0]x") && !nests("a.b", "a.c"));
+        let dir = std::env::temp_dir().join(format!("lasthop-pgo-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("nested.toml");
+        std::fs::write(&file, "duration_s = 1\n[[variants]]\nname = \"v\"\nset = { \"aps[0]\" = {}, \"aps[0].name\" = \"x\" }\n").unwrap();
+        let err = runs_of(&file).unwrap_err();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(err.contains("set paths aps[0] and aps[0].name nest"), "{err}");
     }
 
     #[test]
