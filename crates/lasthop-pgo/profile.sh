@@ -13,7 +13,7 @@
 # with a hash of its crate's metadata, which depends on the features cargo unifies across the build, so
 # lasthop-core's symbols in the instrumented trainer and in MODULE (a build of lasthop-py) must have the
 # same hash, or the profile matches nothing (lasthop-pgo's Cargo.toml enables the features the module's
-# build adds). Exits 1, naming both hashes, when they differ.
+# build adds). Exits 1, saying how many of their shared functions differ, when none has the same hash.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 if [ "${1:-}" = --check ]; then
