@@ -58,8 +58,9 @@ pub const LOSS_RUN: u64 = 5;
 
 /// A set of sequence numbers (a flow's lost packets): a list while the numbers are few, one bit per
 /// number up to the highest once the list would take more (more than one number in 64), and bits from
-/// then on (a burst of losses early in a run leaves the rest of the run with bits). Losses come in the order packets are dropped, far from sequence order under an AQM
-/// (39 of every 63 losses on ns-3's anchor followed a higher one), so a list has to be sorted before its
+/// then on (a burst of losses early in a run leaves the rest of the run with bits). Losses come in the
+/// order packets are dropped, far from sequence order under an AQM (39 of every 63 losses on ns-3's
+/// anchor followed a higher one), so a list has to be sorted before its
 /// runs are counted: on that anchor, where half the packets are lost, that sort took 24 ms of the run's
 /// 0.7 s; the bits are counted in one pass, and fold duplicates as they come. A flow's sequence numbers
 /// count its packets from 0 (TCP, whose numbers are bytes, keeps no set), so the bits take at most one
